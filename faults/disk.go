@@ -1,0 +1,394 @@
+package faults
+
+import (
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/afero"
+)
+
+// Disk is an in-memory filesystem that knows what has reached the disk. It implements afero.Fs.
+//
+// Every file has two contents: what processes see (the page cache) and what is durable (the
+// bytes at its last successful fsync). Every directory has two sets of entries: the live ones
+// and those at its last directory fsync. A crash (see Crash) keeps or reverts them according to
+// its kind. Files are inodes: a rename moves the inode, and an inode survives a power loss
+// under whichever names were durable.
+//
+// A Disk can log its operations (StartLog) so that the state after any prefix of them can be
+// rebuilt (Replay) without re-running the program that produced them.
+type Disk struct {
+	mu     sync.Mutex
+	root   *inode
+	inodes []*inode // by number; the op log refers to inodes by number
+	seq    uint64   // counts data writes, to find the last un-fsynced one
+	now    func() time.Time
+	log    []diskOp
+	logged bool
+	sector int64
+}
+
+// DiskOptions configures a Disk. The zero value is valid.
+type DiskOptions struct {
+	// Now gives modification times; the default is a fixed instant, for determinism.
+	Now func() time.Time
+	// Sector is the unit a torn write tears at; the default is 512 bytes.
+	Sector int
+}
+
+// Epoch is the instant at which chaoskit's virtual time starts.
+var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// NewDisk returns an empty disk holding only its root directory, which is durable.
+func NewDisk(opts DiskOptions) *Disk {
+	d := &Disk{now: opts.Now, sector: int64(opts.Sector)}
+	if d.sector <= 0 {
+		d.sector = 512
+	}
+	if d.now == nil {
+		d.now = func() time.Time { return Epoch }
+	}
+	d.root = d.newInode(true, fs.ModeDir|0o755, Epoch)
+	return d
+}
+
+type inode struct {
+	ino   int
+	dir   bool
+	mode  fs.FileMode
+	mtime time.Time
+
+	// files
+	data    []byte     // what processes read: the page cache
+	durable []byte     // what is on the disk: data at the last successful fsync
+	shared  bool       // durable aliases data's backing array (copy before touching it)
+	dirty   bool       // data may differ from durable
+	last    *lastWrite // the latest write since the last fsync, for torn crashes
+
+	// directories
+	kids    map[string]*inode // live entries
+	durKids map[string]*inode // entries at the last directory fsync
+	dirDrty bool              // kids may differ from durKids
+}
+
+// lastWrite remembers enough of a write to tear it after the fact.
+type lastWrite struct {
+	seq    uint64
+	off    int64
+	n      int
+	oldLen int64  // file size before the write
+	old    []byte // the bytes the write overwrote, [off, min(off+n, oldLen))
+}
+
+func (d *Disk) newInode(dir bool, mode fs.FileMode, at time.Time) *inode {
+	n := &inode{ino: len(d.inodes), dir: dir, mode: mode, mtime: at}
+	if dir {
+		n.kids = map[string]*inode{}
+		n.durKids = map[string]*inode{}
+	}
+	d.inodes = append(d.inodes, n)
+	return n
+}
+
+// Name returns "chaoskit.Disk".
+func (d *Disk) Name() string { return "chaoskit.Disk" }
+
+// clean turns a name into a slash-separated path relative to the root ("" is the root).
+func clean(name string) string {
+	p := path.Clean("/" + name)
+	return strings.TrimPrefix(p, "/")
+}
+
+func split(p string) (dir, base string) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", p
+	}
+	return p[:i], p[i+1:]
+}
+
+func perr(op, name string, errno syscall.Errno) error {
+	return &fs.PathError{Op: op, Path: name, Err: errno}
+}
+
+// lookup resolves a cleaned path to its inode.
+func (d *Disk) lookup(p string) (*inode, syscall.Errno) {
+	n := d.root
+	if p == "" {
+		return n, 0
+	}
+	for _, part := range strings.Split(p, "/") {
+		if !n.dir {
+			return nil, syscall.ENOTDIR
+		}
+		kid, ok := n.kids[part]
+		if !ok {
+			return nil, syscall.ENOENT
+		}
+		n = kid
+	}
+	return n, 0
+}
+
+// parent resolves the directory that holds p and returns it with p's last element.
+func (d *Disk) parent(p string) (*inode, string, syscall.Errno) {
+	if p == "" {
+		return nil, "", syscall.EEXIST
+	}
+	dir, base := split(p)
+	n, errno := d.lookup(dir)
+	if errno != 0 {
+		return nil, "", errno
+	}
+	if !n.dir {
+		return nil, "", syscall.ENOTDIR
+	}
+	return n, base, 0
+}
+
+// ---- afero.Fs ----
+
+// Create creates or truncates the named file, like os.Create.
+func (d *Disk) Create(name string) (afero.File, error) {
+	return d.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+}
+
+// Open opens the named file or directory for reading.
+func (d *Disk) Open(name string) (afero.File, error) { return d.OpenFile(name, os.O_RDONLY, 0) }
+
+// OpenFile opens a file with os-style flags. Creating a file adds a live directory entry that
+// is durable only once the directory is fsynced.
+func (d *Disk) OpenFile(name string, flag int, perm os.FileMode) (afero.File, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p := clean(name)
+	writable := flag&(os.O_WRONLY|os.O_RDWR) != 0
+	n, errno := d.lookup(p)
+	switch {
+	case errno == syscall.ENOENT && flag&os.O_CREATE != 0:
+		if _, _, errno := d.parent(p); errno != 0 {
+			return nil, perr("open", name, errno)
+		}
+		n = d.create(p, perm&fs.ModePerm)
+	case errno != 0:
+		return nil, perr("open", name, errno)
+	case flag&(os.O_CREATE|os.O_EXCL) == os.O_CREATE|os.O_EXCL:
+		return nil, perr("open", name, syscall.EEXIST)
+	case n.dir && writable:
+		return nil, perr("open", name, syscall.EISDIR)
+	case flag&os.O_TRUNC != 0 && writable && len(n.data) > 0:
+		d.truncate(n, 0)
+	}
+	return &diskFile{d: d, n: n, name: name, flag: flag}, nil
+}
+
+// Mkdir creates a directory; its entry in the parent is durable once the parent is fsynced.
+func (d *Disk) Mkdir(name string, perm os.FileMode) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p := clean(name)
+	if _, errno := d.lookup(p); errno == 0 {
+		return perr("mkdir", name, syscall.EEXIST)
+	}
+	if _, _, errno := d.parent(p); errno != 0 {
+		return perr("mkdir", name, errno)
+	}
+	d.mkdir(p, perm&fs.ModePerm)
+	return nil
+}
+
+// MkdirAll creates a directory and any missing parents.
+func (d *Disk) MkdirAll(name string, perm os.FileMode) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p := clean(name)
+	if p == "" {
+		return nil
+	}
+	n := d.root
+	parts := strings.Split(p, "/")
+	for i, part := range parts {
+		kid, ok := n.kids[part]
+		if !ok {
+			kid = d.mkdir(strings.Join(parts[:i+1], "/"), perm&fs.ModePerm)
+		} else if !kid.dir {
+			return perr("mkdir", name, syscall.ENOTDIR)
+		}
+		n = kid
+	}
+	return nil
+}
+
+// Remove removes a file or an empty directory.
+func (d *Disk) Remove(name string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p := clean(name)
+	n, errno := d.lookup(p)
+	if errno == 0 && p == "" {
+		errno = syscall.EBUSY
+	}
+	if errno == 0 && n.dir && len(n.kids) > 0 {
+		errno = syscall.ENOTEMPTY
+	}
+	if errno != 0 {
+		return perr("remove", name, errno)
+	}
+	d.remove(p)
+	return nil
+}
+
+// RemoveAll removes a path and everything under it; a missing path is not an error.
+func (d *Disk) RemoveAll(name string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p := clean(name)
+	n, errno := d.lookup(p)
+	if errno == syscall.ENOENT {
+		return nil
+	}
+	if errno != 0 {
+		return perr("removeall", name, errno)
+	}
+	if p == "" {
+		for _, k := range sortedNames(n.kids) {
+			d.removeTree(k, n.kids[k])
+		}
+		return nil
+	}
+	d.removeTree(p, n)
+	return nil
+}
+
+func (d *Disk) removeTree(p string, n *inode) {
+	if n.dir {
+		for _, k := range sortedNames(n.kids) {
+			d.removeTree(p+"/"+k, n.kids[k])
+		}
+	}
+	d.remove(p)
+}
+
+// Rename renames (moves) a file or directory, replacing a file or empty directory at the
+// destination. The change is durable once both parent directories are fsynced.
+func (d *Disk) Rename(oldname, newname string) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	op, np := clean(oldname), clean(newname)
+	fail := func(errno syscall.Errno) error {
+		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: errno}
+	}
+	n, errno := d.lookup(op)
+	if errno != 0 {
+		return fail(errno)
+	}
+	if op == "" || np == "" {
+		return fail(syscall.EBUSY)
+	}
+	if op == np {
+		return nil
+	}
+	if n.dir && strings.HasPrefix(np+"/", op+"/") {
+		return fail(syscall.EINVAL)
+	}
+	if _, _, errno := d.parent(np); errno != 0 {
+		return fail(errno)
+	}
+	if old, errno := d.lookup(np); errno == 0 {
+		switch {
+		case old.dir && !n.dir:
+			return fail(syscall.EISDIR)
+		case !old.dir && n.dir:
+			return fail(syscall.ENOTDIR)
+		case old.dir && len(old.kids) > 0:
+			return fail(syscall.ENOTEMPTY)
+		}
+	}
+	d.rename(op, np)
+	return nil
+}
+
+// Stat describes the named file.
+func (d *Disk) Stat(name string) (os.FileInfo, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	p := clean(name)
+	n, errno := d.lookup(p)
+	if errno != 0 {
+		return nil, perr("stat", name, errno)
+	}
+	_, base := split(p)
+	return n.info(base), nil
+}
+
+// Chmod changes the permission bits of the named file.
+func (d *Disk) Chmod(name string, mode os.FileMode) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n, errno := d.lookup(clean(name))
+	if errno != 0 {
+		return perr("chmod", name, errno)
+	}
+	d.apply(diskOp{kind: opChmod, ino: n.ino, mode: mode & fs.ModePerm})
+	return nil
+}
+
+// Chown does nothing: the disk has no owners.
+func (d *Disk) Chown(name string, uid, gid int) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, errno := d.lookup(clean(name)); errno != 0 {
+		return perr("chown", name, errno)
+	}
+	return nil
+}
+
+// Chtimes sets the modification time of the named file.
+func (d *Disk) Chtimes(name string, atime, mtime time.Time) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	n, errno := d.lookup(clean(name))
+	if errno != 0 {
+		return perr("chtimes", name, errno)
+	}
+	d.apply(diskOp{kind: opChtimes, ino: n.ino, at: mtime})
+	return nil
+}
+
+func sortedNames(m map[string]*inode) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ---- file info ----
+
+type fileInfo struct {
+	name  string
+	size  int64
+	mode  fs.FileMode
+	mtime time.Time
+}
+
+func (n *inode) info(name string) fileInfo {
+	if name == "" {
+		name = "/"
+	}
+	return fileInfo{name: name, size: int64(len(n.data)), mode: n.mode, mtime: n.mtime}
+}
+
+func (fi fileInfo) Name() string       { return fi.name }
+func (fi fileInfo) Size() int64        { return fi.size }
+func (fi fileInfo) Mode() fs.FileMode  { return fi.mode }
+func (fi fileInfo) ModTime() time.Time { return fi.mtime }
+func (fi fileInfo) IsDir() bool        { return fi.mode.IsDir() }
+func (fi fileInfo) Sys() any           { return nil }

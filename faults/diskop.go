@@ -1,0 +1,220 @@
+package faults
+
+import (
+	"io/fs"
+	"maps"
+	"time"
+)
+
+// opKind names a mutation of a Disk. Every mutation goes through apply, which logs it (when the
+// disk is logging) and performs it, so that replaying the log performs the same mutations.
+type opKind uint8
+
+const (
+	opCreate opKind = iota
+	opMkdir
+	opRemove
+	opRename
+	opWrite
+	opTruncate
+	opSync
+	opDrop
+	opChmod
+	opChtimes
+	opPower // a power loss: everything reverts to its durable state
+	opSet   // a file's content set outright, durably (a torn write's outcome)
+	opFlip  // a bit flipped in a file's data and durable bytes (corruption)
+)
+
+// diskOp is one logged mutation. Paths are cleaned; ino numbers the inode a data operation acts
+// on (inode numbers are handed out in creation order, so a replay reproduces them).
+type diskOp struct {
+	kind     opKind
+	ino      int
+	path, to string
+	off      int64 // write offset; truncate size
+	data     []byte
+	mode     fs.FileMode
+	at       time.Time
+}
+
+// apply logs op and performs it. The caller holds d.mu and has validated op.
+func (d *Disk) apply(op diskOp) *inode {
+	d.record(op)
+	return d.exec(op)
+}
+
+// record logs op if the disk is logging.
+func (d *Disk) record(op diskOp) {
+	if d.logged {
+		if op.data != nil {
+			op.data = append([]byte(nil), op.data...)
+		}
+		d.log = append(d.log, op)
+	}
+}
+
+// exec performs op.
+func (d *Disk) exec(op diskOp) *inode {
+	switch op.kind {
+	case opCreate, opMkdir:
+		dir, base, _ := d.parent(op.path)
+		isDir := op.kind == opMkdir
+		mode := op.mode
+		if isDir {
+			mode |= fs.ModeDir
+		}
+		n := d.newInode(isDir, mode, op.at)
+		dir.kids[base] = n
+		dir.dirDrty, dir.mtime = true, op.at
+		return n
+	case opRemove:
+		dir, base, _ := d.parent(op.path)
+		delete(dir.kids, base)
+		dir.dirDrty, dir.mtime = true, op.at
+	case opRename:
+		from, fbase, _ := d.parent(op.path)
+		to, tbase, _ := d.parent(op.to)
+		n := from.kids[fbase]
+		delete(from.kids, fbase)
+		to.kids[tbase] = n
+		from.dirDrty, to.dirDrty = true, true
+		from.mtime, to.mtime = op.at, op.at
+	case opWrite:
+		d.writeAt(d.inodes[op.ino], op.off, op.data, op.at)
+	case opTruncate:
+		d.resize(d.inodes[op.ino], op.off, op.at)
+	case opSync:
+		n := d.inodes[op.ino]
+		if n.dir {
+			n.durKids = maps.Clone(n.kids)
+			n.dirDrty = false
+		} else {
+			n.durable = n.data[:len(n.data):len(n.data)]
+			n.shared, n.dirty, n.last = true, false, nil
+		}
+	case opDrop:
+		n := d.inodes[op.ino]
+		if !n.dir {
+			n.data = n.durable
+			n.shared, n.dirty, n.last = true, false, nil
+		}
+	case opChmod:
+		n := d.inodes[op.ino]
+		n.mode = n.mode&^fs.ModePerm | op.mode
+	case opChtimes:
+		d.inodes[op.ino].mtime = op.at
+	case opPower:
+		d.revert()
+	case opSet:
+		n := d.inodes[op.ino]
+		n.data = append([]byte(nil), op.data...)
+		n.durable = n.data[:len(n.data):len(n.data)]
+		n.shared, n.dirty, n.last = true, false, nil
+	case opFlip:
+		n := d.inodes[op.ino]
+		n.unshare(op.off) // op.off < len(durable): data gets its own bytes
+		n.data[op.off] ^= op.data[0]
+		n.durable = append([]byte(nil), n.durable...)
+		n.durable[op.off] ^= op.data[0]
+	}
+	return nil
+}
+
+func (d *Disk) create(p string, perm fs.FileMode) *inode {
+	return d.apply(diskOp{kind: opCreate, path: p, mode: perm, at: d.now()})
+}
+
+func (d *Disk) mkdir(p string, perm fs.FileMode) *inode {
+	return d.apply(diskOp{kind: opMkdir, path: p, mode: perm, at: d.now()})
+}
+
+func (d *Disk) remove(p string) { d.apply(diskOp{kind: opRemove, path: p, at: d.now()}) }
+func (d *Disk) rename(from, to string) {
+	d.apply(diskOp{kind: opRename, path: from, to: to, at: d.now()})
+}
+func (d *Disk) truncate(n *inode, size int64) {
+	d.apply(diskOp{kind: opTruncate, ino: n.ino, off: size, at: d.now()})
+}
+
+// unshare gives n.data its own backing array before bytes below len(n.durable) change.
+func (n *inode) unshare(lowest int64) {
+	if n.shared && lowest < int64(len(n.durable)) {
+		n.data = append(make([]byte, 0, cap(n.data)), n.data...)
+		n.shared = false
+	}
+}
+
+// grow makes n.data size bytes long, zero-filling new bytes.
+func (n *inode) grow(size int64) {
+	old := int64(len(n.data))
+	if size <= old {
+		return
+	}
+	n.unshare(old)
+	if size <= int64(cap(n.data)) {
+		n.data = n.data[:size]
+		clear(n.data[old:])
+		return
+	}
+	grown := make([]byte, size, max(size, 2*int64(cap(n.data))))
+	copy(grown, n.data)
+	n.data = grown
+}
+
+// writeAt writes p at off in n's page cache and remembers the write for a torn crash.
+func (d *Disk) writeAt(n *inode, off int64, p []byte, at time.Time) {
+	oldLen := int64(len(n.data))
+	end := off + int64(len(p))
+	d.seq++
+	lw := &lastWrite{seq: d.seq, off: off, n: len(p), oldLen: oldLen}
+	if off < oldLen {
+		lw.old = append([]byte(nil), n.data[off:min(end, oldLen)]...)
+	}
+	n.unshare(min(off, oldLen))
+	n.grow(end)
+	copy(n.data[off:], p)
+	n.dirty, n.last, n.mtime = true, lw, at
+}
+
+// resize truncates or extends n's page cache to size bytes.
+func (d *Disk) resize(n *inode, size int64, at time.Time) {
+	if size < int64(len(n.data)) {
+		n.data = n.data[:size]
+	} else {
+		n.grow(size)
+	}
+	n.dirty, n.last, n.mtime = true, nil, at
+}
+
+// StartLog makes the disk log every mutation from now on, for Replay.
+func (d *Disk) StartLog() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.logged = true
+}
+
+// LogLen returns how many mutations the disk has logged so far.
+func (d *Disk) LogLen() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.log)
+}
+
+// Replay returns a new disk on which the first n logged mutations of d have been performed, in
+// the state d was in right after them (page cache and durable state alike). It panics if d was
+// not logging or n is out of range.
+func (d *Disk) Replay(n int) *Disk {
+	d.mu.Lock()
+	ops := d.log[:n:n]
+	if !d.logged {
+		d.mu.Unlock()
+		panic("faults: Disk.Replay on a disk that never called StartLog")
+	}
+	d.mu.Unlock()
+	r := NewDisk(DiskOptions{Now: d.now, Sector: int(d.sector)})
+	for _, op := range ops {
+		r.exec(op)
+	}
+	return r
+}

@@ -1,0 +1,38 @@
+// Package faults is chaoskit's fault layer: a filesystem that knows what has reached the disk,
+// an injector that faults the operations of any afero.Fs, virtual time, and fault schedules.
+//
+// # The durability model
+//
+// A Disk is an in-memory afero.Fs that keeps, per file, the bytes processes see (the page
+// cache) and the bytes at its last successful fsync, and per directory, its live entries and its
+// entries at its last directory fsync. Disk.Crash applies a crash:
+//
+//   - kill: everything written survives, synced or not;
+//   - power: each file reverts to its last fsync and each directory to its last directory fsync,
+//     so a file created or renamed without an fsync of its directory may vanish or come back
+//     under its old name;
+//   - torn: power, with the last un-fsynced write landing as a sector-aligned prefix, or with a
+//     garbage tail;
+//   - corrupt: kill, then one bit of a durable byte flips.
+//
+// This is the strict POSIX model that ALICE and CrashMonkey test against: it promises only what
+// fsync promises. Real filesystems often keep more (ext4 commits a new file's directory entry
+// with its data), so a harness that passes here survives them too, while one that passes only on
+// ext4's kindness is caught.
+//
+// # Injection
+//
+// FS wraps any afero.Fs and asks an Injector before every mutating operation (create, write,
+// truncate, fsync, rename, remove, mkdir). The injector can fail it: DiskFull makes writes past a
+// byte budget fail with ENOSPC, the first landing partially; FsyncFail makes an fsync fail with
+// EIO and drops the file's dirty data, so that a retried fsync succeeds and the data is lost
+// anyway, the Linux behaviour that bit PostgreSQL. Injected errors are *fs.PathError values
+// around the real errno and also wrap ErrInjected. Crashes are the injector's own: it stops the
+// process (chaoskit's harness does so at a beat) and the caller applies Disk.Crash.
+//
+// # Schedules
+//
+// A Schedule lists faults by beat, in a text form that round-trips: "power@17",
+// "kill@4,kill@9", "diskfull@12:4096", "torn@30:garbage". ParseSchedule's errors point at the
+// offending column.
+package faults

@@ -1,0 +1,179 @@
+package faults
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Fault is one scheduled fault: a kind, the beat it fires at, and its argument.
+//
+// A fault fires once, at the first beat numbered Beat or later at which its kind applies (an
+// fsyncfail waits for an fsync, a diskfull for a write). Beats are numbered from 0 across the
+// whole run, restarts included, so a later fault can land in the recovery of an earlier one.
+type Fault struct {
+	Kind  Kind
+	Beat  int
+	Bytes int64  // DiskFull: the bytes that still fit on the disk
+	Mode  string // Torn: "prefix" (the default, written as "") or "garbage"
+}
+
+// String returns the text form of f, e.g. "power@17", "diskfull@12:4096", "torn@3:garbage".
+func (f Fault) String() string {
+	var b strings.Builder
+	f.appendTo(&b)
+	return b.String()
+}
+
+func (f Fault) appendTo(b *strings.Builder) {
+	b.WriteString(string(f.Kind))
+	b.WriteByte('@')
+	b.WriteString(strconv.Itoa(f.Beat))
+	info, _ := f.Kind.Info()
+	switch info.Arg {
+	case BytesArg:
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatInt(f.Bytes, 10))
+	case ModeArg:
+		if f.Mode != "" && f.Mode != info.Modes[0] {
+			b.WriteByte(':')
+			b.WriteString(f.Mode)
+		}
+	}
+}
+
+// Schedule is an ordered list of faults with strictly increasing beats. Its text form is the
+// faults' text forms joined by commas ("kill@4,kill@9"); the empty schedule is the golden run.
+type Schedule []Fault
+
+// String returns the canonical text form of s; ParseSchedule(s.String()) returns s again.
+func (s Schedule) String() string {
+	var b strings.Builder
+	for i, f := range s {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		f.appendTo(&b)
+	}
+	return b.String()
+}
+
+// Kinds returns the distinct kinds in s, in order of first appearance.
+func (s Schedule) Kinds() []Kind {
+	var ks []Kind
+	for _, f := range s {
+		dup := false
+		for _, k := range ks {
+			dup = dup || k == f.Kind
+		}
+		if !dup {
+			ks = append(ks, f.Kind)
+		}
+	}
+	return ks
+}
+
+// SyntaxError reports a malformed schedule, pointing at the offending byte.
+type SyntaxError struct {
+	Input string // the whole schedule text
+	Pos   int    // byte offset of the problem in Input
+	Msg   string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("schedule %q, column %d: %s", e.Input, e.Pos+1, e.Msg)
+}
+
+// Caret returns the input and a second line with a caret under the offending byte, for
+// terminals.
+func (e *SyntaxError) Caret() string {
+	return e.Input + "\n" + strings.Repeat(" ", e.Pos) + "^"
+}
+
+// maxBeat bounds beat numbers so that arithmetic on them cannot overflow.
+const maxBeat = 1 << 30
+
+// ParseSchedule parses the text form of a schedule: faults separated by commas, each written
+// kind@beat with an optional ":arg" (diskfull@12:4096, torn@3:garbage). Spaces around faults are
+// allowed. The empty string is the empty schedule. Errors are *SyntaxError values.
+func ParseSchedule(text string) (Schedule, error) {
+	var s Schedule
+	if strings.TrimSpace(text) == "" {
+		return s, nil
+	}
+	pos := 0
+	for _, part := range strings.Split(text, ",") {
+		lead := len(part) - len(strings.TrimLeft(part, " "))
+		f, err := parseFault(text, pos+lead, strings.TrimSpace(part))
+		if err != nil {
+			return nil, err
+		}
+		if n := len(s); n > 0 && f.Beat <= s[n-1].Beat {
+			return nil, &SyntaxError{text, pos + lead + strings.IndexByte(part[lead:], '@') + 1,
+				fmt.Sprintf("beat %d is not after beat %d: faults must be listed in increasing beat order", f.Beat, s[n-1].Beat)}
+		}
+		s = append(s, f)
+		pos += len(part) + 1
+	}
+	return s, nil
+}
+
+// parseFault parses one fault; at is the offset of part in text, for errors.
+func parseFault(text string, at int, part string) (Fault, error) {
+	fail := func(off int, format string, args ...any) (Fault, error) {
+		return Fault{}, &SyntaxError{text, at + off, fmt.Sprintf(format, args...)}
+	}
+	if part == "" {
+		return fail(0, "empty fault (two commas in a row, or a trailing comma?)")
+	}
+	atSign := strings.IndexByte(part, '@')
+	if atSign < 0 {
+		return fail(0, "fault %q has no @beat (write it like power@17)", part)
+	}
+	kind := Kind(part[:atSign])
+	info, ok := kind.Info()
+	if !ok {
+		return fail(0, "unknown fault kind %q (known: %s)", kind, knownKinds())
+	}
+	rest := part[atSign+1:]
+	off := atSign + 1
+	digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+	if digits == 0 {
+		return fail(off, "want a beat number after @")
+	}
+	beat, err := strconv.Atoi(rest[:digits])
+	if err != nil || beat > maxBeat {
+		return fail(off, "beat %q is too large (at most %d)", rest[:digits], maxBeat)
+	}
+	f := Fault{Kind: kind, Beat: beat}
+	rest, off = rest[digits:], off+digits
+	if rest == "" {
+		return f, nil
+	}
+	if rest[0] != ':' {
+		return fail(off, "unexpected %q after the beat number", rest[:1])
+	}
+	arg := rest[1:]
+	off++
+	switch info.Arg {
+	case NoArg:
+		return fail(off-1, "%s takes no argument", kind)
+	case BytesArg:
+		n, err := strconv.ParseInt(arg, 10, 64)
+		if err != nil || n < 0 {
+			return fail(off, "%s wants a byte count, not %q", kind, arg)
+		}
+		f.Bytes = n
+	case ModeArg:
+		for i, m := range info.Modes {
+			if m == arg {
+				if i > 0 {
+					f.Mode = m
+				}
+				return f, nil
+			}
+		}
+		return fail(off, "%s mode %q is not one of %s", kind, arg, strings.Join(info.Modes, ", "))
+	}
+	return f, nil
+}

@@ -1,0 +1,120 @@
+package faults_test
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/faults"
+)
+
+func TestParseSchedule(t *testing.T) {
+	for _, tc := range []struct {
+		in, canon string
+		want      faults.Schedule
+	}{
+		{"", "", nil},
+		{"power@17", "power@17", faults.Schedule{{Kind: faults.Power, Beat: 17}}},
+		{"kill@4,kill@9", "kill@4,kill@9", faults.Schedule{{Kind: faults.Kill, Beat: 4}, {Kind: faults.Kill, Beat: 9}}},
+		{"diskfull@12:4096", "diskfull@12:4096", faults.Schedule{{Kind: faults.DiskFull, Beat: 12, Bytes: 4096}}},
+		{"diskfull@12", "diskfull@12:0", faults.Schedule{{Kind: faults.DiskFull, Beat: 12}}},
+		{"torn@3:garbage, fsyncfail@8", "torn@3:garbage,fsyncfail@8", faults.Schedule{{Kind: faults.Torn, Beat: 3, Mode: "garbage"}, {Kind: faults.FsyncFail, Beat: 8}}},
+		{"torn@3:prefix", "torn@3", faults.Schedule{{Kind: faults.Torn, Beat: 3}}},
+		{"corrupt@0", "corrupt@0", faults.Schedule{{Kind: faults.Corrupt, Beat: 0}}},
+	} {
+		got, err := faults.ParseSchedule(tc.in)
+		if err != nil {
+			t.Errorf("ParseSchedule(%q): %v", tc.in, err)
+			continue
+		}
+		if len(got) != 0 || len(tc.want) != 0 {
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("ParseSchedule(%q) = %#v, want %#v", tc.in, got, tc.want)
+			}
+		}
+		if got.String() != tc.canon {
+			t.Errorf("ParseSchedule(%q).String() = %q, want %q", tc.in, got.String(), tc.canon)
+		}
+	}
+}
+
+func TestParseScheduleErrorsPointAtTheProblem(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		col  int
+		says string
+	}{
+		{"powr@17", 1, `unknown fault kind "powr"`},
+		{"kill@4,powr@9", 8, `unknown fault kind "powr"`},
+		{"kill@", 6, "want a beat number"},
+		{"kill@x", 6, "want a beat number"},
+		{"kill", 1, "has no @beat"},
+		{"kill@4,", 8, "empty fault"},
+		{"kill@4,,kill@5", 8, "empty fault"},
+		{"kill@9,kill@4", 13, "beat 4 is not after beat 9"},
+		{"kill@4:1", 7, "kill takes no argument"},
+		{"diskfull@3:lots", 12, "wants a byte count"},
+		{"diskfull@3:-1", 12, "wants a byte count"},
+		{"torn@3:sideways", 8, `mode "sideways" is not one of prefix, garbage`},
+		{"kill@4x", 7, `unexpected "x"`},
+		{"kill@99999999999", 6, "too large"},
+	} {
+		_, err := faults.ParseSchedule(tc.in)
+		var se *faults.SyntaxError
+		if !errors.As(err, &se) {
+			t.Errorf("ParseSchedule(%q) = %v, want a *SyntaxError", tc.in, err)
+			continue
+		}
+		if se.Pos+1 != tc.col || !strings.Contains(se.Msg, tc.says) {
+			t.Errorf("ParseSchedule(%q): column %d %q, want column %d saying %q", tc.in, se.Pos+1, se.Msg, tc.col, tc.says)
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("ParseSchedule(%q): error spans lines: %q", tc.in, err)
+		}
+	}
+}
+
+// FuzzParseSchedule checks that the parser never panics and that whatever it accepts
+// round-trips through its canonical text.
+func FuzzParseSchedule(f *testing.F) {
+	for _, s := range []string{"power@17", "kill@4,kill@9", "diskfull@12:4096", "torn@3:garbage", " kill@1 , power@2", "corrupt@0", "x@", "@@", "kill@4,,", "diskfull@1:"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := faults.ParseSchedule(in)
+		if err != nil {
+			var se *faults.SyntaxError
+			if !errors.As(err, &se) || se.Pos < 0 || se.Pos > len(in) {
+				t.Fatalf("ParseSchedule(%q): bad error %v", in, err)
+			}
+			return
+		}
+		canon := s.String()
+		again, err := faults.ParseSchedule(canon)
+		if err != nil {
+			t.Fatalf("canonical form %q of %q does not parse: %v", canon, in, err)
+		}
+		if again.String() != canon || len(again) != len(s) {
+			t.Fatalf("round trip: %q -> %q -> %q", in, canon, again.String())
+		}
+		for i := range s {
+			if s[i] != again[i] {
+				t.Fatalf("round trip changed fault %d: %#v -> %#v", i, s[i], again[i])
+			}
+		}
+	})
+}
+
+func TestParseKinds(t *testing.T) {
+	ks, err := faults.ParseKinds("kill, power,kill")
+	if err != nil || len(ks) != 2 || ks[0] != faults.Kill || ks[1] != faults.Power {
+		t.Fatalf("ParseKinds = %v, %v", ks, err)
+	}
+	if ks, _ := faults.ParseKinds("storage"); len(ks) != 6 {
+		t.Fatalf("storage = %v, want the six storage kinds", ks)
+	}
+	if _, err := faults.ParseKinds("kill,meteor"); err == nil || !strings.Contains(err.Error(), `unknown fault "meteor"`) {
+		t.Fatalf("ParseKinds(kill,meteor) = %v", err)
+	}
+}
