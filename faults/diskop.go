@@ -202,9 +202,9 @@ func (d *Disk) LogLen() int {
 }
 
 // Replay returns a new disk on which the first n logged mutations of d have been performed, in
-// the state d was in right after them (page cache and durable state alike). It panics if d was
-// not logging or n is out of range.
-func (d *Disk) Replay(n int) *Disk {
+// the state d was in right after them (page cache and durable state alike). Zero fields of opts
+// are taken from d. It panics if d was not logging or n is out of range.
+func (d *Disk) Replay(n int, opts DiskOptions) *Disk {
 	d.mu.Lock()
 	ops := d.log[:n:n]
 	if !d.logged {
@@ -212,7 +212,13 @@ func (d *Disk) Replay(n int) *Disk {
 		panic("faults: Disk.Replay on a disk that never called StartLog")
 	}
 	d.mu.Unlock()
-	r := NewDisk(DiskOptions{Now: d.now, Sector: int(d.sector)})
+	if opts.Now == nil {
+		opts.Now = d.now
+	}
+	if opts.Sector == 0 {
+		opts.Sector = int(d.sector)
+	}
+	r := NewDisk(opts)
 	for _, op := range ops {
 		r.exec(op)
 	}

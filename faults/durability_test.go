@@ -120,7 +120,7 @@ func TestDurabilityModel(t *testing.T) {
 			if got, want := tree(t, disk), m.tree(false); !equalTrees(got, want) {
 				rt.Fatalf("live view differs from the model:\n got  %v\n want %v", got, want)
 			}
-			replayed := disk.Replay(disk.LogLen())
+			replayed := disk.Replay(disk.LogLen(), faults.DiskOptions{})
 			kind := rapid.SampledFrom([]faults.Kind{faults.Kill, faults.Power}).Draw(rt, "crash")
 			disk.Crash(faults.Fault{Kind: kind}, nil)
 			replayed.Crash(faults.Fault{Kind: kind}, nil)

@@ -1,0 +1,149 @@
+package harness
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/reports"
+)
+
+// Case is the outcome of one schedule against one target.
+type Case struct {
+	Target   string
+	Schedule faults.Schedule
+	Verdict  oracle.Verdict
+	// Shrunk is, for a failure found in Random mode, the smallest schedule found that still
+	// breaks one of the same properties.
+	Shrunk faults.Schedule
+	// Unfired lists the faults that never fired: the run ended first.
+	Unfired []faults.Fault
+	// Beats and Notes hold the faulty run's beats and what happened at some of them, for cases
+	// that did not simply pass.
+	Beats []Beat
+	Notes map[int]string
+	// Repro is the command that replays this case.
+	Repro    string
+	Duration time.Duration
+}
+
+// ID names the case uniquely in a campaign: the target and the schedule.
+func (c *Case) ID() string { return c.Target + ":" + c.Schedule.String() }
+
+// Failed reports whether the case's verdict is fail.
+func (c *Case) Failed() bool { return c.Verdict.Verdict == reports.Fail }
+
+// traceContext is how many beats either side of a fault a trace shows.
+const traceContext = 4
+
+// Trace returns the beats around each fault and each process end, with what happened there.
+func (c *Case) Trace() []reports.TraceBeat {
+	keep := map[int]bool{}
+	for i := range c.Beats {
+		if c.Beats[i].Fault > 0 || c.Notes[i] != "" {
+			for j := max(0, i-traceContext); j <= min(len(c.Beats)-1, i+traceContext); j++ {
+				keep[j] = true
+			}
+		}
+	}
+	idx := make([]int, 0, len(keep))
+	for i := range keep {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	out := make([]reports.TraceBeat, 0, len(idx))
+	for _, i := range idx {
+		b := c.Beats[i]
+		tb := reports.TraceBeat{Beat: i, Attempt: b.Attempt, Label: b.Label(), Note: c.Notes[i]}
+		if b.Fault > 0 {
+			tb.Fault = c.Schedule[b.Fault-1].String()
+		}
+		out = append(out, tb)
+	}
+	return out
+}
+
+// Report returns the case as a report holds it.
+func (c *Case) Report() reports.Case {
+	v := c.Verdict
+	rc := reports.Case{
+		Target:           c.Target,
+		ID:               c.ID(),
+		Schedule:         c.Schedule.String(),
+		Verdict:          v.Verdict,
+		Violations:       v.Violations,
+		Detected:         v.Detected,
+		Reason:           v.Reason,
+		NotChecked:       v.NotChecked,
+		Metrics:          v.Metrics,
+		DuplicatesByTool: v.DuplicatesByTool,
+		Diff:             v.Diff,
+		Repro:            c.Repro,
+		DurationMs:       float64(c.Duration.Microseconds()) / 1000,
+	}
+	if rc.Violations == nil {
+		rc.Violations = []reports.Violation{}
+	}
+	if c.Shrunk != nil {
+		rc.Shrunk = c.Shrunk.String()
+	}
+	for _, f := range c.Unfired {
+		rc.Unfired = append(rc.Unfired, f.String())
+	}
+	if v.Verdict != reports.Pass || v.Detected != "" {
+		rc.Trace = c.Trace()
+	}
+	return rc
+}
+
+// String describes the case on one screen: what broke, the beats around the fault, and the
+// command that replays it.
+func (c *Case) String() string {
+	var b strings.Builder
+	v := c.Verdict
+	fmt.Fprintf(&b, "%s under %s: %s", c.Target, c.Schedule, v.Verdict)
+	if v.Detected != "" {
+		fmt.Fprintf(&b, " (stopped loudly: %s)", firstLine(v.Detected))
+	}
+	if v.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", v.Reason)
+	}
+	b.WriteByte('\n')
+	for _, viol := range v.Violations {
+		fmt.Fprintf(&b, "  violated %s: %s\n", viol.Property, indent(viol.Detail, "    "))
+	}
+	if tr := c.Trace(); len(tr) > 0 {
+		b.WriteString("  beats around the fault:\n")
+		last := -1
+		for _, t := range tr {
+			if last >= 0 && t.Beat > last+1 {
+				b.WriteString("         ...\n")
+			}
+			last = t.Beat
+			mark := "   "
+			if t.Fault != "" {
+				mark = ">> "
+			}
+			fmt.Fprintf(&b, "  %s%5d  p%d  %s", mark, t.Beat, t.Attempt, t.Label)
+			if t.Fault != "" {
+				fmt.Fprintf(&b, "   <- %s", t.Fault)
+			}
+			if t.Note != "" {
+				fmt.Fprintf(&b, "   [%s]", t.Note)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	if c.Shrunk != nil && c.Shrunk.String() != c.Schedule.String() {
+		fmt.Fprintf(&b, "  shrunk to: %s\n", c.Shrunk)
+	}
+	fmt.Fprintf(&b, "  replay: %s\n", c.Repro)
+	return b.String()
+}
+
+func indent(s, prefix string) string {
+	return strings.ReplaceAll(s, "\n", "\n"+prefix)
+}

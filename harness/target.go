@@ -1,0 +1,103 @@
+package harness
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/afero"
+)
+
+// Target is the harness under test, as chaoskit drives it.
+//
+// Run is the target's main: it runs the harness to completion, or resumes it from whatever
+// env.FS holds, and returns its result. chaoskit calls Run once per process: for the golden run,
+// and again after every crash on the disk the crash left. Everything Run keeps in memory dies
+// with the process; only what it wrote through env.FS, and what it did to the world through
+// env.Call, survives. Keep to the Env (no os files, no time.Now, no global rand) and Run is
+// deterministic, which chaoskit checks.
+//
+// A crash stops Run at a beat the way SIGKILL stops a process: the goroutine that called the
+// Env exits on the spot (runtime.Goexit), its deferred calls run, and any further Env call,
+// from a deferred call or another goroutine, exits that goroutine too. Nothing written after
+// the crash reaches the disk. Call the Env from one goroutine at a time.
+type Target interface {
+	Run(ctx context.Context, env *Env) (result any, err error)
+}
+
+// Stater is implemented by targets that can read their durable state back from a disk. The
+// oracle's same-state property compares the state read after the faulty run with the state
+// read after the golden run; without a Stater it is not checked.
+type Stater interface {
+	// State reads the target's durable state from fsys: what a new process would find. fsys is
+	// the bare disk, outside any fault.
+	State(fsys afero.Fs) (any, error)
+}
+
+// Tooler is implemented by targets that call tools: it declares them and their contracts.
+// Calling a tool that was not declared panics.
+type Tooler interface {
+	Tools() []Tool
+}
+
+// Comparer is implemented by targets whose results or states hold values that legitimately
+// differ between runs (a timestamp, a run id): it gives the go-cmp options to compare them.
+type Comparer interface {
+	CmpOptions() []cmp.Option
+}
+
+// Func adapts functions to a Target, with the optional capabilities as fields.
+type Func struct {
+	// RunFunc is Target.Run; it is required.
+	RunFunc func(ctx context.Context, env *Env) (any, error)
+	// StateFunc, if set, is Stater.State.
+	StateFunc func(fsys afero.Fs) (any, error)
+	// ToolList is Tooler.Tools.
+	ToolList []Tool
+	// Compare is Comparer.CmpOptions.
+	Compare []cmp.Option
+}
+
+// Run calls f.RunFunc.
+func (f Func) Run(ctx context.Context, env *Env) (any, error) {
+	if f.RunFunc == nil {
+		panic("harness: Func.RunFunc is nil")
+	}
+	return f.RunFunc(ctx, env)
+}
+
+// State calls f.StateFunc, or returns the whole file tree if it is nil.
+func (f Func) State(fsys afero.Fs) (any, error) {
+	if f.StateFunc == nil {
+		return Files(fsys)
+	}
+	return f.StateFunc(fsys)
+}
+
+// Tools returns f.ToolList.
+func (f Func) Tools() []Tool { return f.ToolList }
+
+// CmpOptions returns f.Compare.
+func (f Func) CmpOptions() []cmp.Option { return f.Compare }
+
+// Files reads every file under the root of fsys into a map from slash-separated path to content,
+// a state for targets whose whole disk is their state.
+func Files(fsys afero.Fs) (map[string]string, error) {
+	out := map[string]string{}
+	err := afero.Walk(fsys, "", func(p string, fi fs.FileInfo, err error) error {
+		if err != nil || fi.IsDir() {
+			return err
+		}
+		b, err := afero.ReadFile(fsys, p)
+		out[trimRoot(p)] = string(b)
+		return err
+	})
+	return out, err
+}
+
+func trimRoot(p string) string {
+	for len(p) > 0 && p[0] == '/' {
+		p = p[1:]
+	}
+	return p
+}

@@ -1,0 +1,41 @@
+// Package oracle judges a faulty run against the golden run. Each property is a pure function
+// of two observations; Check evaluates them all and measures the case.
+//
+// The properties, by their stable names:
+//
+//   - completes: the run finishes, within the restart budget and without hanging, once the
+//     faults stop. A target that stops with an error after a fault destroyed durable data (a
+//     corruption it detected) has failed loudly; that is reported as detected, not as a
+//     violation, because it is not silent divergence.
+//   - same-result: the last process returned what the golden run returned.
+//   - same-state: the durable state read back after the run equals the golden run's.
+//   - no-duplicate-effects: no effect was applied more often than in the golden run.
+//   - no-lost-effects: every golden effect was applied as often as in the golden run.
+//   - no-phantom-effects: nothing was applied that the golden run never applied (an action
+//     with stale arguments, say).
+//   - bounded-work-lost: each restart redid at most the work that was in flight, that is, the
+//     beats since the last progress mark before the crash (plus Options.WorkLostSlack).
+//   - deterministic: two golden runs agree, beat for beat (CheckDeterministic).
+//
+// # Comparing
+//
+// Results and states are compared with go-cmp; the difference is printed "-golden +faulty".
+// Targets pass go-cmp options to ignore what legitimately differs between runs (a timestamp, a
+// run id). Values that go-cmp cannot compare (unexported fields without an option) make the
+// verdict unknown, naming the type.
+//
+// # Effects
+//
+// An effect is identified by its tool and its arguments, not by its idempotency key: a key that
+// changes on resume is exactly the bug that duplicates a purchase order, so the same order under
+// two keys counts as one effect applied twice. An application the golden run never made is a
+// phantom; one it made that the faulty run did not is lost.
+//
+// # Work lost
+//
+// Work is measured from the progress marks the target makes (harness.Env.Mark) right after each
+// step becomes durable. The golden run's marks give golden positions; a restarted process that
+// first makes mark k resumed right after mark k-1, so it redid the golden beats between there
+// and where the run had got to. Without marks work lost cannot be measured, and the case says
+// so under not_checked.
+package oracle

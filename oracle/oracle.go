@@ -1,0 +1,274 @@
+package oracle
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/chaoskit/chaoskit/reports"
+	"github.com/google/go-cmp/cmp"
+)
+
+// The properties, by their stable names. Reports and gates use these names.
+const (
+	Completes          = "completes"
+	SameResult         = "same-result"
+	SameState          = "same-state"
+	NoDuplicateEffects = "no-duplicate-effects"
+	NoLostEffects      = "no-lost-effects"
+	NoPhantomEffects   = "no-phantom-effects"
+	BoundedWorkLost    = "bounded-work-lost"
+	Deterministic      = "deterministic"
+)
+
+// Observation is what one run left behind, as the oracle needs it.
+type Observation struct {
+	// Completed says the run's last process returned without error.
+	Completed bool
+	// Err says how the run ended when it did not complete.
+	Err string
+	// Undecided, when set, says why the run cannot be judged (the target hung, say).
+	Undecided string
+	// Unrecoverable says that a fault destroyed durable data (a corruption) during the run, so
+	// that stopping with an error is an acceptable, loud outcome.
+	Unrecoverable bool
+	// Result is what the last process returned.
+	Result any
+	// State is the durable state read back after the run; StateErr says why it could not be.
+	State    any
+	StateErr string
+	// Effects lists every application of a side effect, in order.
+	Effects []Effect
+	// Beats counts the run's beats.
+	Beats int
+	// Marks lists the progress marks the target made, in order.
+	Marks []Mark
+	// Attempts lists the processes of the run, in order; the golden run has one.
+	Attempts []Attempt
+	// Trace holds a label per beat. The determinism check compares the traces of two golden
+	// runs; it may be nil for other runs.
+	Trace []string
+}
+
+// Effect is one application of a side effect to the world.
+type Effect struct {
+	Tool     string
+	Identity string // what the effect does: the tool and its arguments, not its idempotency key
+	Beat     int
+	Attempt  int
+}
+
+// Mark is a progress point the target declared, at a beat.
+type Mark struct {
+	Beat  int
+	Label string
+}
+
+// Attempt is one process of a run: beats [Start, End).
+type Attempt struct {
+	Start, End int
+	// Crashed says the process was crashed by a fault at its last beat (End-1).
+	Crashed bool
+	// FirstFault is the beat at which the first fault fired in this process, or -1.
+	FirstFault int
+}
+
+// Options tunes the oracle. The zero value is valid.
+type Options struct {
+	// Compare holds go-cmp options for comparing results and states, for example to ignore
+	// run ids or timestamps.
+	Compare []cmp.Option
+	// WorkLostSlack is how many beats beyond the bound a restart may redo.
+	WorkLostSlack int
+}
+
+// Verdict is the oracle's judgement of one faulty run against the golden run.
+type Verdict struct {
+	Verdict    reports.Verdict
+	Violations []reports.Violation
+	Metrics    reports.Metrics
+	// NotChecked lists properties that could not be evaluated, each with the reason.
+	NotChecked []string
+	// Detected is the error with which the target stopped loudly on an unrecoverable fault.
+	Detected string
+	// Reason says why the verdict is unknown.
+	Reason string
+	// Diff is the first state or result difference, "-golden +faulty".
+	Diff string
+	// DuplicatesByTool counts excess effect applications per tool.
+	DuplicatesByTool map[string]int
+}
+
+// Check judges a faulty run against the golden run: it measures the metrics and evaluates every
+// property. It is a pure function of its arguments.
+func Check(golden, faulty *Observation, opts Options) Verdict {
+	var v Verdict
+	v.Metrics.GoldenBeats = golden.Beats
+	v.Metrics.Beats = faulty.Beats
+	v.Metrics.Restarts = max(0, len(faulty.Attempts)-1)
+	if faulty.Undecided != "" {
+		v.Verdict, v.Reason = reports.Unknown, faulty.Undecided
+		return v
+	}
+
+	completed := faulty.Completed
+	if !completed && faulty.Unrecoverable {
+		v.Detected = faulty.Err
+	}
+	if !completed && v.Detected == "" {
+		v.fail(Completes, faulty.Err)
+	}
+
+	fx := compareEffects(golden.Effects, faulty.Effects)
+	v.Metrics.Duplicates, v.Metrics.LostEffects, v.Metrics.PhantomEffects = fx.dup, fx.lost, fx.phantom
+	v.DuplicatesByTool = fx.dupByTool
+	if fx.dup > 0 {
+		v.fail(NoDuplicateEffects, fx.detail(fx.dups))
+	}
+	if fx.phantom > 0 {
+		v.fail(NoPhantomEffects, fx.detail(fx.phantoms))
+	}
+	if !completed {
+		v.skip(SameResult, "the run did not complete")
+		v.skip(SameState, "the run did not complete")
+		v.skip(NoLostEffects, "the run did not complete")
+	} else {
+		if fx.lost > 0 {
+			v.fail(NoLostEffects, fx.detail(fx.losts))
+		}
+		if !v.compare(SameResult, "result", golden.Result, faulty.Result, "", opts.Compare) {
+			return v
+		}
+		if !v.compare(SameState, "state", golden.State, faulty.State, faulty.StateErr, opts.Compare) {
+			return v
+		}
+	}
+
+	w := measureWork(golden, faulty, opts.WorkLostSlack)
+	v.Metrics.WorkLostBeats, v.Metrics.ResumeBeats = w.lost, w.resume
+	switch {
+	case faulty.Unrecoverable:
+		v.skip(BoundedWorkLost, "a corruption destroyed durable progress, so redoing work is expected")
+	case !w.checked:
+		v.skip(BoundedWorkLost, "the target made no progress marks (call Env.Mark after each durable step)")
+	case len(w.over) > 0:
+		v.fail(BoundedWorkLost, strings.Join(w.over, "\n"))
+	}
+
+	switch {
+	case len(v.Violations) > 0:
+		v.Verdict = reports.Fail
+	default:
+		v.Verdict = reports.Pass
+	}
+	return v
+}
+
+func (v *Verdict) fail(property, detail string) {
+	v.Violations = append(v.Violations, reports.Violation{Property: property, Detail: detail})
+}
+
+func (v *Verdict) skip(property, why string) {
+	v.NotChecked = append(v.NotChecked, property+": "+why)
+}
+
+// compare checks one of same-result and same-state. It returns false, with the verdict set to
+// unknown, when the values cannot be compared.
+func (v *Verdict) compare(property, what string, golden, faulty any, readErr string, opts []cmp.Option) (ok bool) {
+	if readErr != "" {
+		v.fail(property, "the "+what+" could not be read back: "+readErr)
+		if property == SameState {
+			v.Metrics.StateMismatch = true
+		}
+		return true
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			v.Verdict = reports.Unknown
+			v.Reason = fmt.Sprintf("cannot compare %ss: %v (give the target go-cmp options)", what, p)
+			ok = false
+		}
+	}()
+	if d := cmp.Diff(golden, faulty, opts...); d != "" {
+		v.fail(property, "the "+what+" differs from the golden run's (-golden +faulty):\n"+d)
+		if v.Diff == "" {
+			v.Diff = d
+		}
+		if property == SameState {
+			v.Metrics.StateMismatch = true
+		}
+	}
+	return true
+}
+
+// effects compares the effect applications of two runs by identity.
+type effects struct {
+	dup, lost, phantom    int
+	dups, losts, phantoms []effectCount
+	dupByTool             map[string]int
+}
+
+type effectCount struct {
+	identity       string
+	golden, faulty int
+	at             []Effect // the faulty applications
+}
+
+func compareEffects(golden, faulty []Effect) effects {
+	g := map[string]int{}
+	for _, e := range golden {
+		g[e.Identity]++
+	}
+	f := map[string][]Effect{}
+	var order []string
+	for _, e := range faulty {
+		if _, ok := f[e.Identity]; !ok {
+			order = append(order, e.Identity)
+		}
+		f[e.Identity] = append(f[e.Identity], e)
+	}
+	var r effects
+	for _, id := range order {
+		at, want := f[id], g[id]
+		switch {
+		case want == 0:
+			r.phantom += len(at)
+			r.phantoms = append(r.phantoms, effectCount{id, 0, len(at), at})
+		case len(at) > want:
+			r.dup += len(at) - want
+			r.dups = append(r.dups, effectCount{id, want, len(at), at})
+			if r.dupByTool == nil {
+				r.dupByTool = map[string]int{}
+			}
+			r.dupByTool[at[0].Tool] += len(at) - want
+		}
+	}
+	var missing []string
+	for id := range g {
+		if len(f[id]) < g[id] {
+			missing = append(missing, id)
+		}
+	}
+	sort.Strings(missing)
+	for _, id := range missing {
+		r.lost += g[id] - len(f[id])
+		r.losts = append(r.losts, effectCount{id, g[id], len(f[id]), f[id]})
+	}
+	return r
+}
+
+func (effects) detail(list []effectCount) string {
+	var lines []string
+	for _, c := range list {
+		line := fmt.Sprintf("%s applied %d× (golden %d×)", c.identity, c.faulty, c.golden)
+		if len(c.at) > 0 {
+			var at []string
+			for _, e := range c.at {
+				at = append(at, fmt.Sprintf("beat %d (process %d)", e.Beat, e.Attempt))
+			}
+			line += " at " + strings.Join(at, ", ")
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,30 @@
+// Package reports is chaoskit's report format: the data model of a campaign's results
+// (schema chaoskit.report/v1), reading and writing it, and summarising it per target and per
+// fault kind.
+//
+// A report is the stable contract between chaoskit and whatever reads its output: CI gates,
+// dashboards, the replay command. Every field is a pure function of the targets, the seed and the
+// options, except the wall-clock fields, whose names all end in _ms; two runs with the same
+// command give byte-identical JSON once those are dropped.
+//
+// # Fields
+//
+// The top level holds schema (always "chaoskit.report/v1"; Load refuses any other), seed,
+// options (mode, fault kinds, case count, shard), summary and cases.
+//
+// summary.targets has one entry per target: target, golden_beats, the totals of Stats over all
+// its cases, and by_fault, the same totals over the cases whose schedule contains each kind.
+// Stats are: cases, passed, failed, unknown, detected (passed by stopping loudly on an
+// unrecoverable fault), duplicates, lost_effects, phantom_effects, state_mismatches (cases whose
+// final durable state differs from the golden run's), work_lost_beats_mean and _max,
+// resume_beats_mean, restarts, and violations (failed cases per property).
+//
+// cases holds one entry per case: target; id (target:schedule, unique in a report); schedule;
+// verdict (pass, fail or unknown); violations, each a property and a detail; detected; reason
+// (why a case is unknown); not_checked (properties that could not be evaluated, with why);
+// unfired (scheduled faults the run ended before); the metrics restarts, beats, golden_beats,
+// work_lost_beats, resume_beats, duplicates, lost_effects, phantom_effects and state_mismatch;
+// duplicates_by_tool; trace (the beats around each fault, for cases that did not pass); diff (the
+// state or result difference, -golden +faulty); repro (the command that replays the case);
+// duration_ms.
+package reports

@@ -1,0 +1,307 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Schema names the version of the report format this package reads and writes.
+const Schema = "chaoskit.report/v1"
+
+// Verdict is the outcome of one case.
+type Verdict string
+
+// The verdicts.
+const (
+	Pass    Verdict = "pass"    // every property held (or the target failed loudly on an unrecoverable fault)
+	Fail    Verdict = "fail"    // a property was violated
+	Unknown Verdict = "unknown" // the case could not be decided: the target hung, or its states could not be compared
+)
+
+// Report is a campaign's results: the stable contract between chaoskit and the tools that read
+// its output. Every field except those ending in _ms is a pure function of the targets, the seed
+// and the options.
+type Report struct {
+	Schema     string  `json:"schema"`               // always Schema
+	Seed       uint64  `json:"seed"`                 // the campaign's seed
+	Options    Options `json:"options"`              // how the campaign was run
+	Summary    Summary `json:"summary"`              // totals per target and per fault kind
+	Cases      []Case  `json:"cases"`                // every case, in run order
+	DurationMs float64 `json:"duration_ms,omitempty"` // wall-clock time of the whole campaign
+}
+
+// Options records how a campaign was run, so that it can be repeated.
+type Options struct {
+	Mode   string   `json:"mode"`             // "exhaustive" or "random"
+	Faults []string `json:"faults"`           // the fault kinds explored
+	Cases  int      `json:"cases,omitempty"`  // random mode: schedules per target
+	Shard  string   `json:"shard,omitempty"`  // "I/N" when this report holds one shard
+}
+
+// Summary holds the totals of a report, one entry per target in run order.
+type Summary struct {
+	Targets []TargetSummary `json:"targets"`
+}
+
+// TargetSummary totals one target's cases, overall and per fault kind.
+type TargetSummary struct {
+	Target      string           `json:"target"`
+	GoldenBeats int              `json:"golden_beats"` // beats of the uninterrupted run
+	Stats                        // totals over every case of the target
+	ByFault     map[string]Stats `json:"by_fault"` // totals over the cases whose schedule has that kind
+}
+
+// Stats totals a set of cases.
+type Stats struct {
+	Cases             int     `json:"cases"`
+	Passed            int     `json:"passed"`
+	Failed            int     `json:"failed"`
+	Unknown           int     `json:"unknown"`
+	Detected          int     `json:"detected"` // passed by failing loudly on an unrecoverable fault
+	Duplicates        int     `json:"duplicates"`
+	LostEffects       int     `json:"lost_effects"`
+	PhantomEffects    int     `json:"phantom_effects"`
+	StateMismatches   int     `json:"state_mismatches"`
+	WorkLostBeatsMean float64 `json:"work_lost_beats_mean"`
+	WorkLostBeatsMax  int     `json:"work_lost_beats_max"`
+	ResumeBeatsMean   float64 `json:"resume_beats_mean"`
+	Restarts          int     `json:"restarts"`
+	// Violations counts failed cases by the property they broke.
+	Violations map[string]int `json:"violations,omitempty"`
+
+	workLost, resume int // sums behind the means
+}
+
+// Violation is one property a case broke.
+type Violation struct {
+	Property string `json:"property"` // a stable property name, e.g. "no-duplicate-effects"
+	Detail   string `json:"detail"`   // what happened, in one or a few lines
+}
+
+// Metrics are the measurements of one case.
+type Metrics struct {
+	Restarts       int  `json:"restarts"`        // processes started after the first
+	Beats          int  `json:"beats"`           // beats of the faulty run, restarts included
+	GoldenBeats    int  `json:"golden_beats"`    // beats of the uninterrupted run
+	WorkLostBeats  int  `json:"work_lost_beats"` // golden beats done again after crashes
+	ResumeBeats    int  `json:"resume_beats"`    // beats from restarts back to the progress the crashes interrupted
+	Duplicates     int  `json:"duplicates"`      // effect applications beyond the golden run's
+	LostEffects    int  `json:"lost_effects"`    // golden effect applications that never happened
+	PhantomEffects int  `json:"phantom_effects"` // applications of effects the golden run never made
+	StateMismatch  bool `json:"state_mismatch"`  // the final durable state differs from the golden run's
+}
+
+// Case is the outcome of running one schedule against one target.
+type Case struct {
+	Target     string      `json:"target"`
+	ID         string      `json:"id"`       // unique in a report: target and schedule
+	Schedule   string      `json:"schedule"` // the faults, in their text form
+	Verdict    Verdict     `json:"verdict"`
+	Violations []Violation `json:"violations"`
+	// Detected is the error with which the target stopped on an unrecoverable fault.
+	Detected string `json:"detected,omitempty"`
+	// Unknown says why the case could not be decided.
+	Reason string `json:"reason,omitempty"`
+	// NotChecked lists properties that could not be evaluated for this case, and why.
+	NotChecked []string `json:"not_checked,omitempty"`
+	// Unfired lists scheduled faults that never fired (the run ended first).
+	Unfired []string `json:"unfired,omitempty"`
+	// Shrunk is, for a failure found by a random campaign, the smallest schedule found that
+	// still breaks one of the same properties.
+	Shrunk string `json:"shrunk,omitempty"`
+	Metrics
+	// Effects lists, per tool, the effect applications beyond the golden run's.
+	DuplicatesByTool map[string]int `json:"duplicates_by_tool,omitempty"`
+	// Trace holds the beats around each fault of a case that did not pass.
+	Trace []TraceBeat `json:"trace,omitempty"`
+	// Diff is the state or result difference, "-golden +faulty".
+	Diff       string  `json:"diff,omitempty"`
+	Repro      string  `json:"repro"` // the command that replays this case exactly
+	DurationMs float64 `json:"duration_ms,omitempty"`
+}
+
+// TraceBeat is one beat of a faulty run, as a report shows it.
+type TraceBeat struct {
+	Beat    int    `json:"beat"`
+	Attempt int    `json:"attempt"` // 0 for the first process, then one more per restart
+	Label   string `json:"label"`
+	Fault   string `json:"fault,omitempty"` // the fault that fired at this beat
+	Note    string `json:"note,omitempty"`  // what the fault did, or how the process ended
+}
+
+// Kinds returns the distinct fault kinds in c's schedule, in order of appearance.
+func (c *Case) Kinds() []string {
+	var kinds []string
+	for _, f := range strings.Split(c.Schedule, ",") {
+		k, _, ok := strings.Cut(f, "@")
+		if !ok {
+			continue
+		}
+		dup := false
+		for _, seen := range kinds {
+			dup = dup || seen == k
+		}
+		if !dup {
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
+}
+
+// Add counts c into s.
+func (s *Stats) Add(c *Case) {
+	s.Cases++
+	switch c.Verdict {
+	case Pass:
+		s.Passed++
+		if c.Detected != "" {
+			s.Detected++
+		}
+	case Fail:
+		s.Failed++
+	default:
+		s.Unknown++
+	}
+	s.Duplicates += c.Duplicates
+	s.LostEffects += c.LostEffects
+	s.PhantomEffects += c.PhantomEffects
+	if c.StateMismatch {
+		s.StateMismatches++
+	}
+	s.workLost += c.WorkLostBeats
+	s.resume += c.ResumeBeats
+	s.WorkLostBeatsMean = round3(float64(s.workLost) / float64(s.Cases))
+	s.ResumeBeatsMean = round3(float64(s.resume) / float64(s.Cases))
+	s.WorkLostBeatsMax = max(s.WorkLostBeatsMax, c.WorkLostBeats)
+	s.Restarts += c.Restarts
+	for _, v := range c.Violations {
+		if s.Violations == nil {
+			s.Violations = map[string]int{}
+		}
+		s.Violations[v.Property]++
+	}
+}
+
+// Summarize recomputes r.Summary from r.Cases, keeping targets in order of first appearance.
+// goldenBeats gives each target's golden beat count (missing targets get 0).
+func (r *Report) Summarize(goldenBeats map[string]int) {
+	var sum Summary
+	index := map[string]int{}
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		j, ok := index[c.Target]
+		if !ok {
+			j = len(sum.Targets)
+			index[c.Target] = j
+			sum.Targets = append(sum.Targets, TargetSummary{Target: c.Target, GoldenBeats: goldenBeats[c.Target], ByFault: map[string]Stats{}})
+		}
+		t := &sum.Targets[j]
+		t.Stats.Add(c)
+		for _, k := range c.Kinds() {
+			s := t.ByFault[k]
+			s.Add(c)
+			t.ByFault[k] = s
+		}
+	}
+	r.Summary = sum
+}
+
+// Marshal encodes r as indented JSON with a trailing newline.
+func (r *Report) Marshal() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return nil, fmt.Errorf("encoding report: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// round3 rounds to three decimals, so that means print the same however they were computed.
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// WriteFile writes r to path as JSON, through a temporary file and a rename, fsyncing both the
+// file and its directory so that a crash leaves either the old report or the new one.
+func (r *Report) WriteFile(path string) error {
+	b, err := r.Marshal()
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, b)
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Load reads a report, refusing other schema versions and malformed files with an error that
+// names the file.
+func Load(path string) (*Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("loading report: %w", err)
+	}
+	defer f.Close()
+	r, err := Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("loading report %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Decode reads a report from rd; see Load.
+func Decode(rd io.Reader) (*Report, error) {
+	var head struct {
+		Schema *string `json:"schema"`
+	}
+	b, err := io.ReadAll(rd)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("not a chaoskit report: %w", err)
+	}
+	switch {
+	case head.Schema == nil:
+		return nil, fmt.Errorf("not a chaoskit report: no \"schema\" field")
+	case *head.Schema != Schema:
+		return nil, fmt.Errorf("report schema is %q; this chaoskit reads %q", *head.Schema, Schema)
+	}
+	var r Report
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("malformed %s report: %w", Schema, err)
+	}
+	return &r, nil
+}
