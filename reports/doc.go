@@ -27,4 +27,18 @@
 // duplicates_by_tool; trace (the beats around each fault, for cases that did not pass); diff (the
 // state or result difference, -golden +faulty); repro (the command that replays the case);
 // duration_ms.
+//
+// # Renderers
+//
+// Three methods turn a report into what people and CI systems read; each output is a pure function
+// of the report. Markdown writes a summary for a pull-request comment or $GITHUB_STEP_SUMMARY: a
+// table per target and per fault kind, and the first few failing cases of each target with the
+// command that replays them. JUnit writes JUnit XML with a test suite per target and a test case
+// per case, so that CI test reporters list each failing schedule with its violations and replay
+// command. HTML writes one self-contained page, with no script and nothing loaded from elsewhere:
+// the totals, SVG charts (cases and failures per fault kind, work lost, duplicate effects per
+// tool), the summary tables and, for up to 30 failing or unknown cases per target, the violations
+// beside a timeline of the beats around the fault. The renderers list a target's failing cases in
+// the same order: failures before unknown cases, and the first case of each kind of problem (fault
+// kinds and first violated property) before those that repeat one.
 package reports

@@ -1,0 +1,116 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// nastyTarget is a target name holding every character a renderer must escape.
+const nastyTarget = `weird|<b>&"target"`
+
+var fixtureKinds = []string{"kill", "power", "torn", "diskfull", "fsyncfail", "corrupt"}
+
+// demoReport builds a report shaped like the one `chaoskit demo` writes: nine targets, about
+// 3000 cases, failures with traces, diffs and duplicates, a few unknown and detected cases, and
+// strings that need escaping in every output format.
+func demoReport(t testing.TB) *Report {
+	t.Helper()
+	r := &Report{Schema: Schema, Seed: 1, DurationMs: 567.5,
+		Options: Options{Mode: "exhaustive", Faults: fixtureKinds}}
+	targets := []string{"reference", "reference/in-memory", "reference/act-then-save", "reference/unstable-key",
+		"reference/no-fsync", "reference/no-dirsync", "reference/no-checksum", "reference/meta-drift", nastyTarget}
+	golden := map[string]int{}
+	for ti, target := range targets {
+		golden[target] = 40 + 6*ti
+		for ki, kind := range fixtureKinds {
+			for beat := range golden[target] {
+				r.Cases = append(r.Cases, fixtureCase(ti, target, ki, kind, beat, golden[target]))
+			}
+		}
+		// A few two-fault schedules, as a random campaign makes.
+		for beat := 3; beat < golden[target]; beat += 9 {
+			c := fixtureCase(ti, target, 0, "kill", beat, golden[target])
+			c.Schedule = fmt.Sprintf("kill@%d,power@%d", beat, beat+4)
+			c.ID = target + ":" + c.Schedule
+			r.Cases = append(r.Cases, c)
+		}
+	}
+	r.Summarize(golden)
+	return r
+}
+
+func fixtureCase(ti int, target string, ki int, kind string, beat, golden int) Case {
+	schedule := fmt.Sprintf("%s@%d", kind, beat)
+	if kind == "diskfull" {
+		schedule += ":4096"
+	}
+	c := Case{Target: target, ID: target + ":" + schedule, Schedule: schedule, Verdict: Pass,
+		Repro:      fmt.Sprintf("chaoskit replay --target %s --seed 1 --schedule '%s'", target, schedule),
+		DurationMs: float64((beat*7+ti)%23) / 10,
+		Metrics: Metrics{Restarts: 1, Beats: golden + beat%5, GoldenBeats: golden,
+			WorkLostBeats: (beat * (ti + 1)) % (13 + 7*ti), ResumeBeats: beat % 4}}
+	switch {
+	case ti == 0:
+		if kind == "corrupt" && beat%11 == 0 {
+			c.Detected = "the last process panicked: checksum mismatch\ngoroutine 7 [running]:\n\tstate.go:108"
+		}
+	case ti == 8 && beat%17 == 5:
+		c.Verdict = Unknown
+		c.Reason = "the target hung: no beat for 10s of virtual time\nlast beat: fs.write wal.log"
+	case (beat*7+ti*3+ki)%(ti+2) == 0:
+		c.Verdict = Fail
+		c.Violations = fixtureViolations(ti, beat)
+		c.Duplicates = len(c.Violations) - 1
+		if c.Duplicates > 0 {
+			c.DuplicatesByTool = map[string]int{[]string{"create_vendor", "create_po", "notify"}[beat/3%3]: c.Duplicates}
+		}
+		c.StateMismatch = beat%2 == 0
+		if c.StateMismatch {
+			c.Diff = fixtureDiff(beat)
+		}
+	}
+	if c.Verdict != Pass {
+		c.Trace = fixtureTrace(schedule, beat)
+	}
+	if ti == 8 && beat == 8 {
+		c.Repro = "chaoskit replay --target '" + target + "' --note `x` --schedule " + schedule
+	}
+	return c
+}
+
+func fixtureViolations(ti, beat int) []Violation {
+	vs := []Violation{{Property: "same-state", Detail: "the state differs from the golden run's (-golden +faulty):\n  State{\n-   Step: 3,\n+   Step: 4,\n  }"}}
+	if beat%3 == 0 {
+		vs = append([]Violation{{Property: "no-duplicate-effects",
+			Detail: fmt.Sprintf("create_po {\"amount\":%d} applied 2× (golden 1×) at beat %d (process 0), beat %d (process 1)", beat*100, beat, beat+2)}}, vs...)
+	}
+	if ti == 8 {
+		vs[0].Detail = "a | pipe, <script>alert(1)</script> & ]]> and a \x01 control\nsecond line"
+	}
+	return vs
+}
+
+func fixtureTrace(schedule string, beat int) []TraceBeat {
+	var tr []TraceBeat
+	for b := max(0, beat-2); b <= beat; b++ {
+		tr = append(tr, TraceBeat{Beat: b, Attempt: 0, Label: fmt.Sprintf("fs.write wal.log +%dB", 64*b)})
+	}
+	tr[len(tr)-1].Fault = strings.Split(schedule, ",")[0]
+	tr[len(tr)-1].Note = "process 0 crashed by " + tr[len(tr)-1].Fault
+	for b := beat + 1; b <= beat+4; b++ {
+		tr = append(tr, TraceBeat{Beat: b, Attempt: 1, Label: "mark recovering <" + schedule + ">"})
+	}
+	tr = append(tr, TraceBeat{Beat: beat + 20, Attempt: 1, Label: "mark done", Note: "process 1 completed"})
+	return tr
+}
+
+func fixtureDiff(beat int) string {
+	var b strings.Builder
+	b.WriteString("  State{\n")
+	for i := range 20 + beat*3 {
+		fmt.Fprintf(&b, "-   Entry%d: %q,\n+   Entry%d: %q,\n", i, "old", i, "new")
+	}
+	b.WriteString("  }\n")
+	return b.String()
+}

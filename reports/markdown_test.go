@@ -1,0 +1,107 @@
+package reports
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func renderMarkdown(t *testing.T, r *Report) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := r.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// cellSeparator matches a "|" that ends a table cell: one not escaped by a backslash.
+var cellSeparator = regexp.MustCompile(`(^|[^\\])\|`)
+
+func TestMarkdownTables(t *testing.T) {
+	r := demoReport(t)
+	md := renderMarkdown(t, r)
+	if !strings.HasPrefix(md, "# chaoskit report\n") {
+		t.Errorf("Markdown does not start with its heading:\n%.200s", md)
+	}
+	rows := 0
+	for line := range strings.Lines(md) {
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		rows++
+		// Each row of either table has as many cells as its header; a "|" inside a cell would
+		// add one.
+		cells := len(cellSeparator.FindAllString(strings.TrimSuffix(line, "\n"), -1)) - 1
+		if cells != len(targetColumns) && cells != len(kindColumns) {
+			t.Errorf("table row with %d cells: %q", cells, line)
+		}
+	}
+	// A header and a rule for each table, a row per target and a row per fault kind.
+	if want := 4 + len(r.Summary.Targets) + len(r.kinds()); rows != want {
+		t.Errorf("tables have %d rows, want %d", rows, want)
+	}
+	if !strings.Contains(md, `| weird\|\<b\>&"target" | `) {
+		t.Errorf("the nasty target's row is not escaped as expected")
+	}
+}
+
+func TestMarkdownFailures(t *testing.T) {
+	r := demoReport(t)
+	md := renderMarkdown(t, r)
+	_, failures, ok := strings.Cut(md, "\n## Failures\n")
+	if !ok {
+		t.Fatal("no Failures section")
+	}
+	sections := strings.Split(failures, "\n### ")[1:]
+	withProblems := 0
+	for _, ts := range r.targets() {
+		if len(ts.Problems) > 0 {
+			withProblems++
+		}
+	}
+	if len(sections) != withProblems {
+		t.Fatalf("%d target sections under Failures, want %d", len(sections), withProblems)
+	}
+	for _, s := range sections {
+		cases := strings.Count(s, "\n- `")
+		replays := strings.Count(s, "\n  replay: `")
+		if cases < 1 || cases > markdownCasesPerTarget || replays != cases {
+			t.Errorf("section lists %d cases and %d replay commands:\n%s", cases, replays, s)
+		}
+		if cases == markdownCasesPerTarget && !strings.Contains(s, "\n- … and ") {
+			t.Errorf("a full section does not say how many more there are:\n%s", s)
+		}
+	}
+	if !strings.Contains(md, "- `kill@8` — "+mdText("same-state: a | pipe, <script>alert(1)</script> & ]]> and a \x01 control")+"\\\n") {
+		t.Errorf("the nasty violation is not listed escaped")
+	}
+	if !strings.Contains(md, "replay: ``chaoskit replay --target '"+nastyTarget+"' --note `x` --schedule kill@8``") {
+		t.Errorf("a repro command holding a backtick is not fenced with two")
+	}
+}
+
+func TestMarkdownAllPassed(t *testing.T) {
+	r := &Report{Schema: Schema, Options: Options{Mode: "random", Faults: []string{"kill"}}, Cases: []Case{
+		{Target: "t", Schedule: "kill@1", Verdict: Pass, Repro: "chaoskit replay"},
+	}}
+	r.Summarize(nil)
+	if md := renderMarkdown(t, r); !strings.Contains(md, "None: every case passed.") {
+		t.Errorf("a report with no failure does not say so:\n%s", md)
+	}
+}
+
+func TestMdCode(t *testing.T) {
+	for in, want := range map[string]string{
+		"kill@1":       "`kill@1`",
+		"a `b` c":      "``a `b` c``",
+		"`x`":          "`` `x` ``",
+		"two\nlines":   "`two lines`",
+		"a ``` b ` c ": "````a ``` b ` c ````",
+	} {
+		if got := mdCode(in); got != want {
+			t.Errorf("mdCode(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,311 @@
+package reports
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// This file holds what the renderers (Markdown, JUnit, HTML) share: how a report is grouped by
+// target, which cases are shown and in what order, how a case is summed up in one line, and the
+// columns of the summary tables.
+
+// targetView is one target's summary together with its cases.
+type targetView struct {
+	TargetSummary
+	Cases    []*Case // every case of the target, in run order
+	Problems []*Case // the failed cases, then the unknown ones, each in run order
+}
+
+// targets groups r's cases by target, in the order of r.Summary, then of first appearance for
+// any target the summary lacks.
+func (r *Report) targets() []*targetView {
+	var views []*targetView
+	index := map[string]*targetView{}
+	for _, t := range r.summaries() {
+		v := &targetView{TargetSummary: t}
+		views = append(views, v)
+		index[t.Target] = v
+	}
+	for i := range r.Cases {
+		v := index[r.Cases[i].Target]
+		v.Cases = append(v.Cases, &r.Cases[i])
+	}
+	for _, v := range views {
+		v.Problems = problems(v.Cases)
+	}
+	return views
+}
+
+// summaries returns r.Summary.Targets, followed by a summary computed from the cases of every
+// target it lacks (all of them when r was never summarised).
+func (r *Report) summaries() []TargetSummary {
+	have := map[string]bool{}
+	for _, t := range r.Summary.Targets {
+		have[t.Target] = true
+	}
+	if !slices.ContainsFunc(r.Cases, func(c Case) bool { return !have[c.Target] }) {
+		return r.Summary.Targets
+	}
+	computed := Report{Cases: r.Cases}
+	computed.Summarize(nil)
+	out := slices.Clone(r.Summary.Targets)
+	for _, t := range computed.Summary.Targets {
+		if !have[t.Target] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// problems returns the cases that did not pass, in the order a reader should see them: failures
+// before unknown cases, and, among each, the first case of every kind of problem (its fault kinds
+// and first violated property) before the cases that repeat one, each group in run order. A list
+// cut short after a few cases thus shows as many different problems as it can.
+func problems(cases []*Case) []*Case {
+	var out []*Case
+	for _, c := range cases {
+		if c.Verdict != Pass {
+			out = append(out, c)
+		}
+	}
+	seen := map[string]bool{}
+	key := map[*Case]int{} // 0: first failure of its kind, 1: a repeat, 2 and 3: the same for unknowns
+	for _, c := range out {
+		sig := signature(c)
+		if c.Verdict != Fail {
+			key[c] += 2
+		}
+		if seen[sig] {
+			key[c]++
+		}
+		seen[sig] = true
+	}
+	slices.SortStableFunc(out, func(a, b *Case) int { return cmp.Compare(key[a], key[b]) })
+	return out
+}
+
+// signature names the kind of problem c shows: its verdict, fault kinds and first property.
+func signature(c *Case) string {
+	sig := string(c.Verdict) + " " + strings.Join(c.Kinds(), ",")
+	if len(c.Violations) > 0 {
+		sig += " " + c.Violations[0].Property
+	}
+	return sig
+}
+
+// kindStats totals the cases, over every target, whose schedule has one fault kind.
+type kindStats struct {
+	Kind string
+	Stats
+}
+
+// kinds returns the fault kinds of r: those of its options in their order, then any other kind
+// found in its cases, sorted.
+func (r *Report) kinds() []string {
+	kinds := slices.Clone(r.Options.Faults)
+	var extra []string
+	for i := range r.Cases {
+		for _, k := range r.Cases[i].Kinds() {
+			if !slices.Contains(kinds, k) && !slices.Contains(extra, k) {
+				extra = append(extra, k)
+			}
+		}
+	}
+	slices.Sort(extra)
+	return append(kinds, extra...)
+}
+
+// byKind totals r's cases per fault kind, over every target, in the order of r.kinds.
+func (r *Report) byKind() []kindStats {
+	kinds := r.kinds()
+	out := make([]kindStats, len(kinds))
+	at := map[string]int{}
+	for i, k := range kinds {
+		out[i].Kind = k
+		at[k] = i
+	}
+	for i := range r.Cases {
+		c := &r.Cases[i]
+		for _, k := range c.Kinds() {
+			out[at[k]].Add(c)
+		}
+	}
+	return out
+}
+
+// totals returns the totals over every case of r.
+func (r *Report) totals() Stats {
+	var s Stats
+	for i := range r.Cases {
+		s.Add(&r.Cases[i])
+	}
+	return s
+}
+
+// firstLine returns the first non-blank line of s, trimmed.
+func firstLine(s string) string {
+	for line := range strings.Lines(s) {
+		if line = strings.TrimSpace(line); line != "" {
+			return line
+		}
+	}
+	return ""
+}
+
+// clip shortens s to at most n runes, marking a cut with an ellipsis.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// oneLine sums v up on one line: its property and the first line of its detail.
+func (v Violation) oneLine() string {
+	if d := firstLine(v.Detail); d != "" {
+		return v.Property + ": " + d
+	}
+	return v.Property
+}
+
+// headline sums up on one line why c did not pass: its first violation (and how many others it
+// has), or why it is unknown.
+func headline(c *Case) string {
+	switch {
+	case c.Verdict == Unknown:
+		return "unknown: " + cmp.Or(firstLine(c.Reason), "no reason given")
+	case len(c.Violations) == 0:
+		return string(c.Verdict)
+	case len(c.Violations) == 1:
+		return c.Violations[0].oneLine()
+	default:
+		return fmt.Sprintf("%s (+%d more)", c.Violations[0].oneLine(), len(c.Violations)-1)
+	}
+}
+
+// moreNotShown says how many cases a list left out, or nothing when it left none out.
+func moreNotShown(total, shown int) string {
+	if total <= shown {
+		return ""
+	}
+	return fmt.Sprintf("… and %d more", total-shown)
+}
+
+// countsByName lists a map of counts as "a ×2, b ×1", by name.
+func countsByName(m map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// seconds formats a duration in milliseconds as seconds with three decimals.
+func seconds(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 3, 64) }
+
+// column is one column of a summary table: a row is a name (a target or a fault kind) and the
+// totals of its cases.
+type column struct {
+	Head    string
+	Numeric bool
+	cell    func(name string, s *Stats) string
+}
+
+func countColumn(head string, n func(s *Stats) int) column {
+	return column{Head: head, Numeric: true, cell: func(_ string, s *Stats) string { return strconv.Itoa(n(s)) }}
+}
+
+var (
+	colCases      = countColumn("cases", func(s *Stats) int { return s.Cases })
+	colPassed     = countColumn("passed", func(s *Stats) int { return s.Passed })
+	colFailed     = countColumn("failed", func(s *Stats) int { return s.Failed })
+	colUnknown    = countColumn("unknown", func(s *Stats) int { return s.Unknown })
+	colDetected   = countColumn("detected", func(s *Stats) int { return s.Detected })
+	colDuplicates = countColumn("duplicates", func(s *Stats) int { return s.Duplicates })
+	colLost       = countColumn("lost effects", func(s *Stats) int { return s.LostEffects })
+	colPhantom    = countColumn("phantom effects", func(s *Stats) int { return s.PhantomEffects })
+	colMismatches = countColumn("state mismatches", func(s *Stats) int { return s.StateMismatches })
+	colWorkLost   = column{Head: "mean work lost (beats)", Numeric: true, cell: func(_ string, s *Stats) string {
+		return strconv.FormatFloat(s.WorkLostBeatsMean, 'f', 2, 64)
+	}}
+	colProperties = column{Head: "properties violated", cell: func(_ string, s *Stats) string {
+		return cmp.Or(countsByName(s.Violations), "—")
+	}}
+)
+
+func nameColumn(head string) column {
+	return column{Head: head, cell: func(name string, _ *Stats) string { return name }}
+}
+
+// targetColumns are the columns of the table with a row per target.
+var targetColumns = []column{nameColumn("target"), colCases, colPassed, colFailed, colUnknown, colDetected,
+	colDuplicates, colLost, colPhantom, colMismatches, colWorkLost, colProperties}
+
+// kindColumns are the columns of the compact table with a row per fault kind.
+var kindColumns = []column{nameColumn("fault kind"), colCases, colFailed, colUnknown, colDetected,
+	colDuplicates, colLost, colMismatches, colWorkLost}
+
+// table is a summary table, its cells already formatted.
+type table struct {
+	Columns []column
+	Rows    [][]string
+}
+
+func (t *table) add(name string, s *Stats) {
+	row := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		row[i] = c.cell(name, s)
+	}
+	t.Rows = append(t.Rows, row)
+}
+
+// targetTable returns the table with a row per target.
+func targetTable(targets []*targetView) table {
+	t := table{Columns: targetColumns}
+	for _, v := range targets {
+		t.add(v.Target, &v.Stats)
+	}
+	return t
+}
+
+// kindTable returns the table with a row per fault kind.
+func kindTable(kinds []kindStats) table {
+	t := table{Columns: kindColumns}
+	for i := range kinds {
+		t.add(kinds[i].Kind, &kinds[i].Stats)
+	}
+	return t
+}
+
+// campaignLine describes how r was run, on one line.
+func (r *Report) campaignLine() string {
+	parts := []string{fmt.Sprintf("seed %d", r.Seed), "mode " + cmp.Or(r.Options.Mode, "unknown")}
+	if r.Options.Cases > 0 {
+		parts = append(parts, fmt.Sprintf("%d schedules per target", r.Options.Cases))
+	}
+	if len(r.Options.Faults) > 0 {
+		parts = append(parts, "faults "+strings.Join(r.Options.Faults, ", "))
+	}
+	if r.Options.Shard != "" {
+		parts = append(parts, "shard "+r.Options.Shard)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// totalsLine sums up the verdicts of s, the totals over targets, on one line.
+func totalsLine(s *Stats, targets int) string {
+	return fmt.Sprintf("%d cases over %d targets: %d passed (%d detected), %d failed, %d unknown",
+		s.Cases, targets, s.Passed, s.Detected, s.Failed, s.Unknown)
+}
+
+// problemsLine counts what a target's problem list holds, e.g. "58 failed, 2 unknown".
+func problemsLine(s *Stats) string {
+	if s.Unknown == 0 {
+		return fmt.Sprintf("%d failed", s.Failed)
+	}
+	return fmt.Sprintf("%d failed, %d unknown", s.Failed, s.Unknown)
+}
