@@ -17,10 +17,13 @@ type Case struct {
 	Schedule faults.Schedule
 	Verdict  oracle.Verdict
 	// Shrunk is, for a failure found in Random mode, the smallest schedule found that still
-	// breaks one of the same properties.
+	// breaks the first property this case broke.
 	Shrunk faults.Schedule
 	// Unfired lists the faults that never fired: the run ended first.
 	Unfired []faults.Fault
+	// Result is what the run's last process returned, and State the durable state read back
+	// after the run (nil without a Stater, or if the run did not complete).
+	Result, State any
 	// Beats and Notes hold the faulty run's beats and what happened at some of them, for cases
 	// that did not simply pass.
 	Beats []Beat
@@ -32,6 +35,16 @@ type Case struct {
 
 // ID names the case uniquely in a campaign: the target and the schedule.
 func (c *Case) ID() string { return c.Target + ":" + c.Schedule.String() }
+
+// Breaks reports whether the case violated the named property.
+func (c *Case) Breaks(property string) bool {
+	for _, v := range c.Verdict.Violations {
+		if v.Property == property {
+			return true
+		}
+	}
+	return false
+}
 
 // Failed reports whether the case's verdict is fail.
 func (c *Case) Failed() bool { return c.Verdict.Verdict == reports.Fail }

@@ -66,6 +66,7 @@ func (e *Env) Call(ctx context.Context, c Call) (Reply, error) {
 	if err := ctx.Err(); err != nil {
 		return Reply{}, err
 	}
+	e.r.world.tool(c.Tool) // an undeclared tool panics here, not under the run's lock
 	id := identity(c)
 	idx, _ := e.beat(Beat{Kind: BeatToolSent, Name: c.Tool, Key: c.Key})
 	e.r.mu.Lock()

@@ -142,21 +142,14 @@ func (rn *Runner) RunAll(ctx context.Context, scheds []faults.Schedule) []*Case 
 // maxShrinkRuns bounds the cases one shrink may run.
 const maxShrinkRuns = 300
 
-// Shrink returns the smallest schedule it finds that still breaks one of the properties c
-// broke: fewer faults first, then earlier beats, then simpler arguments. It is deterministic.
+// Shrink returns the smallest schedule it finds that still breaks the first property c broke:
+// fewer faults first, then earlier beats, then simpler arguments. It is deterministic.
 func (rn *Runner) Shrink(c *Case) faults.Schedule {
-	broke := map[string]bool{}
-	for _, v := range c.Verdict.Violations {
-		broke[v.Property] = true
+	if len(c.Verdict.Violations) == 0 {
+		return c.Schedule
 	}
-	fails := func(s faults.Schedule) bool {
-		for _, v := range rn.Run(s).Verdict.Violations {
-			if broke[v.Property] {
-				return true
-			}
-		}
-		return false
-	}
+	property := c.Verdict.Violations[0].Property
+	fails := func(s faults.Schedule) bool { return rn.Run(s).Breaks(property) }
 	best := slices.Clone(c.Schedule)
 	runs := 0
 	for improved := true; improved && runs < maxShrinkRuns; {

@@ -76,6 +76,31 @@ func (x ending) String() string {
 	return "completed"
 }
 
+// panicSite returns " (at func file:line)" for the frame that panicked, from a stack trace:
+// the first frame outside the runtime and the harness. It leaves out goroutine numbers, paths and
+// offsets, so that reports stay the same from run to run.
+func panicSite(stack []byte) string {
+	lines := strings.Split(string(stack), "\n")
+	for i := 1; i+1 < len(lines); i += 2 {
+		fn := lines[i]
+		if strings.HasPrefix(fn, "runtime") || strings.HasPrefix(fn, "panic(") || strings.HasPrefix(fn, "github.com/chaoskit/chaoskit/harness.") {
+			continue
+		}
+		if j := strings.LastIndexByte(fn, '('); j > 0 && !strings.HasSuffix(fn[:j], ".") {
+			fn = fn[:j]
+		}
+		loc := strings.TrimSpace(lines[i+1])
+		if j := strings.LastIndexByte(loc, ' '); j > 0 {
+			loc = loc[:j]
+		}
+		if j := strings.LastIndexByte(loc, '/'); j >= 0 {
+			loc = loc[j+1:]
+		}
+		return " (at " + fn[strings.LastIndexByte(fn, '/')+1:] + " " + loc + ")"
+	}
+	return ""
+}
+
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
@@ -117,42 +142,42 @@ func (r *run) process(attempt int) ending {
 		defer close(done)
 		defer func() {
 			if p := recover(); p != nil {
-				panicked = fmt.Sprintf("%v\n%s", p, debug.Stack())
+				panicked = fmt.Sprintf("%v%s", p, panicSite(debug.Stack()))
 			}
 		}()
 		result, err = r.target.Run(ctx, env)
 	}()
 
+	// Wait for the process to end. It is hung if it goes a whole Timeout without a beat, or
+	// does not stop within a Timeout of being crashed from another of its goroutines.
 	tick := time.NewTicker(r.o.Timeout)
 	defer tick.Stop()
-	seen := -1
-	wait := func() bool { // waits for done; false if the process stops making beats
-		for {
-			select {
-			case <-done:
-				return true
-			case <-tick.C:
-				r.mu.Lock()
-				n := len(r.beats)
-				r.mu.Unlock()
-				if n == seen {
-					return false
-				}
-				seen = n
-			}
-		}
-	}
 	var x ending
-	select {
-	case <-done:
-	case <-env.stop:
-		cancel() // crashed from a goroutine of the target's: let Run see it and return
-		if !wait() {
-			x.hung = fmt.Sprintf("process %d did not stop within %s of being crashed", attempt, r.o.Timeout)
+	stop, seen, ticksSinceCrash := env.stop, -1, 0
+wait:
+	for {
+		select {
+		case <-done:
+			break wait
+		case <-stop:
+			stop = nil
+			cancel() // let the rest of the crashed process see it and return
+		case <-tick.C:
+			r.mu.Lock()
+			n := len(r.beats)
+			r.mu.Unlock()
+			switch {
+			case stop == nil:
+				if ticksSinceCrash++; ticksSinceCrash > 1 {
+					x.hung = fmt.Sprintf("process %d did not stop within %s of being crashed", attempt, r.o.Timeout)
+					break wait
+				}
+			case n == seen:
+				x.hung = fmt.Sprintf("process %d hung: no beat for %s (wall clock)", attempt, r.o.Timeout)
+				break wait
+			}
+			seen = n
 		}
-	}
-	if x.hung == "" && !wait() {
-		x.hung = fmt.Sprintf("process %d hung: no beat for %s (wall clock)", attempt, r.o.Timeout)
 	}
 	env.dead.Store(true)
 	if x.hung != "" {

@@ -122,6 +122,8 @@ func (rn *Runner) Run(s faults.Schedule) *Case {
 		Schedule: s,
 		Verdict:  oracle.Check(rn.gobs, obs, oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack}),
 		Repro:    rn.o.Repro(s),
+		Result:   obs.Result,
+		State:    obs.State,
 	}
 	for i, b := range r.fired {
 		if b < 0 {

@@ -107,12 +107,18 @@ func identity(c Call) string {
 	return c.Tool + " " + string(b)
 }
 
+// tool returns the declared tool of that name; an undeclared tool is a misuse and panics.
+func (w *World) tool(name string) Tool {
+	t, ok := w.tools[name]
+	if !ok {
+		panic(fmt.Sprintf("harness: call to undeclared tool %q (declare it in the target's Tools method)", name))
+	}
+	return t
+}
+
 // apply performs a call and returns the tool's reply.
 func (w *World) apply(c Call, id string, beat, attempt int) Reply {
-	t, ok := w.tools[c.Tool]
-	if !ok {
-		panic(fmt.Sprintf("harness: call to undeclared tool %q (declare it in the target's Tools method)", c.Tool))
-	}
+	t := w.tool(c.Tool)
 	w.calls = append(w.calls, worldCall{c, id, beat, attempt})
 	if t.Contract == ReadOnly {
 		return Reply{ID: c.Tool}

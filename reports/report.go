@@ -28,20 +28,20 @@ const (
 // its output. Every field except those ending in _ms is a pure function of the targets, the seed
 // and the options.
 type Report struct {
-	Schema     string  `json:"schema"`               // always Schema
-	Seed       uint64  `json:"seed"`                 // the campaign's seed
-	Options    Options `json:"options"`              // how the campaign was run
-	Summary    Summary `json:"summary"`              // totals per target and per fault kind
-	Cases      []Case  `json:"cases"`                // every case, in run order
+	Schema     string  `json:"schema"`                // always Schema
+	Seed       uint64  `json:"seed"`                  // the campaign's seed
+	Options    Options `json:"options"`               // how the campaign was run
+	Summary    Summary `json:"summary"`               // totals per target and per fault kind
+	Cases      []Case  `json:"cases"`                 // every case, in run order
 	DurationMs float64 `json:"duration_ms,omitempty"` // wall-clock time of the whole campaign
 }
 
 // Options records how a campaign was run, so that it can be repeated.
 type Options struct {
-	Mode   string   `json:"mode"`             // "exhaustive" or "random"
-	Faults []string `json:"faults"`           // the fault kinds explored
-	Cases  int      `json:"cases,omitempty"`  // random mode: schedules per target
-	Shard  string   `json:"shard,omitempty"`  // "I/N" when this report holds one shard
+	Mode   string   `json:"mode"`            // "exhaustive" or "random"
+	Faults []string `json:"faults"`          // the fault kinds explored
+	Cases  int      `json:"cases,omitempty"` // random mode: schedules per target
+	Shard  string   `json:"shard,omitempty"` // "I/N" when this report holds one shard
 }
 
 // Summary holds the totals of a report, one entry per target in run order.
@@ -113,7 +113,7 @@ type Case struct {
 	// Unfired lists scheduled faults that never fired (the run ended first).
 	Unfired []string `json:"unfired,omitempty"`
 	// Shrunk is, for a failure found by a random campaign, the smallest schedule found that
-	// still breaks one of the same properties.
+	// still breaks the first property this case broke.
 	Shrunk string `json:"shrunk,omitempty"`
 	Metrics
 	// Effects lists, per tool, the effect applications beyond the golden run's.

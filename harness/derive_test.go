@@ -1,0 +1,103 @@
+package harness_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/reference"
+	"pgregory.net/rapid"
+)
+
+// reportJSON is a case as its report holds it, wall-clock time aside.
+func reportJSON(t interface{ Fatal(...any) }, c *harness.Case) string {
+	rc := c.Report()
+	rc.DurationMs = 0
+	b, err := json.Marshal(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func pair(t testing.TB, v reference.Variant, opts harness.Options) (derived, rerun *harness.Runner) {
+	a := reference.New(v, reference.Onboarding())
+	opts.Name = a.Name()
+	d, err := harness.NewRunner(a, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.NoDerive = true
+	r, err := harness.NewRunner(a, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, r
+}
+
+// A crash state derived from the golden recording is the state a re-run of the prefix reaches:
+// every exhaustive case gives the same report either way, for the correct agent and for
+// variants whose recoveries take other paths.
+func TestDerivedCrashStatesEqualReRuns(t *testing.T) {
+	for _, v := range []reference.Variant{reference.Correct, reference.ActThenSave, reference.NoDirsync, reference.MetaDrift, reference.NoChecksum} {
+		d, r := pair(t, v, harness.Options{Seed: 5})
+		n := 0
+		for _, s := range d.Schedules() {
+			if got, want := reportJSON(t, d.Run(s)), reportJSON(t, r.Run(s)); got != want {
+				t.Fatalf("%s under %s:\nderived: %s\nre-run:  %s", v, s, got, want)
+			}
+			n++
+		}
+		t.Logf("%s: %d cases identical", v, n)
+	}
+}
+
+// The same holds for random schedules of several faults, whose later faults land in
+// recoveries.
+func TestDerivedEqualsReRunForMultiFaultSchedules(t *testing.T) {
+	d, r := pair(t, reference.Correct, harness.Options{Seed: 9})
+	kinds := faults.StorageKinds()
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(1, 3).Draw(rt, "n")
+		var s faults.Schedule
+		beat := rapid.IntRange(0, 20).Draw(rt, "first")
+		for i := 0; i < n; i++ {
+			f := faults.Fault{Kind: rapid.SampledFrom(kinds).Draw(rt, "kind"), Beat: beat}
+			if f.Kind == faults.DiskFull {
+				f.Bytes = int64(rapid.IntRange(0, 300).Draw(rt, "bytes"))
+			}
+			s = append(s, f)
+			beat += 1 + rapid.IntRange(0, 60).Draw(rt, "gap")
+		}
+		if got, want := reportJSON(rt, d.Run(s)), reportJSON(rt, r.Run(s)); got != want {
+			rt.Fatalf("under %s:\nderived: %s\nre-run:  %s", s, got, want)
+		}
+	})
+}
+
+// Two campaigns with the same seed give the same cases; the number of workers changes nothing.
+func TestCampaignsAreDeterministic(t *testing.T) {
+	run := func(workers int) []string {
+		a := reference.New(reference.ActThenSave, reference.Onboarding())
+		rn, err := harness.NewRunner(a, harness.Options{Mode: harness.Random, Cases: 40, Seed: 11, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range rn.Explore(context.Background()) {
+			out = append(out, reportJSON(t, c))
+		}
+		return out
+	}
+	one, four := run(1), run(4)
+	if len(one) != 40 {
+		t.Fatalf("%d cases, want 40", len(one))
+	}
+	for i := range one {
+		if one[i] != four[i] {
+			t.Fatalf("case %d differs between 1 and 4 workers:\n%s\n%s", i, one[i], four[i])
+		}
+	}
+}

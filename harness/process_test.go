@@ -1,0 +1,274 @@
+package harness_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/reports"
+	"github.com/spf13/afero"
+)
+
+// steps is a small target: it creates a log (fsyncing the directory, so the log survives a
+// power loss) and appends "x" to it n times, fsyncing and marking each. It resumes from the
+// log's length. The hooks let tests misbehave at chosen points.
+type steps struct {
+	n         int
+	onResume  func(env *harness.Env, done int) // called at start when the file is not empty
+	afterStep func(env *harness.Env, i int)
+}
+
+func (s steps) Run(ctx context.Context, env *harness.Env) (any, error) {
+	fsys := env.FS()
+	b, _ := afero.ReadFile(fsys, "log")
+	if len(b) > 0 && s.onResume != nil {
+		s.onResume(env, len(b))
+	}
+	f, err := fsys.OpenFile("log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if len(b) == 0 {
+		root, err := fsys.Open(".")
+		if err != nil {
+			return nil, err
+		}
+		if err := root.Sync(); err != nil {
+			return nil, err
+		}
+		root.Close()
+	}
+	for i := len(b); i < s.n; i++ {
+		if _, err := f.Write([]byte("x")); err != nil {
+			return nil, err
+		}
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+		env.Mark("step " + string(rune('a'+i)))
+		if s.afterStep != nil {
+			s.afterStep(env, i)
+		}
+	}
+	return "done", nil
+}
+
+func (s steps) State(fsys afero.Fs) (any, error) {
+	b, err := afero.ReadFile(fsys, "log")
+	return string(b), err
+}
+
+func newRunner(t *testing.T, target harness.Target, opts harness.Options) *harness.Runner {
+	t.Helper()
+	rn, err := harness.NewRunner(target, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rn
+}
+
+func kill(beat int) faults.Schedule { return faults.Schedule{{Kind: faults.Kill, Beat: beat}} }
+
+func TestSimpleTargetPassesEverything(t *testing.T) {
+	rn := newRunner(t, steps{n: 4}, harness.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.DiskFull, faults.FsyncFail}})
+	if got := strings.Join(rn.GoldenTrace(), "|"); got != "fs.create log|fs.syncdir .|fs.write log +1B @0|fs.sync log|mark step a|fs.write log +1B @1|fs.sync log|mark step b|fs.write log +1B @2|fs.sync log|mark step c|fs.write log +1B @3|fs.sync log|mark step d" {
+		t.Fatalf("golden trace: %s", got)
+	}
+	for _, c := range rn.Explore(context.Background()) {
+		if c.Verdict.Verdict != reports.Pass {
+			t.Errorf("%s", c)
+		}
+	}
+}
+
+// The same target keeps no checksums, so a write that tears into garbage becomes its state.
+func TestTornGarbageCatchesAChecksumlessLog(t *testing.T) {
+	rn := newRunner(t, steps{n: 4}, harness.Options{Faults: []faults.Kind{faults.Torn}})
+	cases := rn.Explore(context.Background())
+	if len(cases) != 4 {
+		t.Fatalf("%d torn cases, want one garbage case per write (1-byte writes do not tear as a prefix)", len(cases))
+	}
+	for _, c := range cases {
+		if c.Schedule[0].Mode != "garbage" || !c.Breaks(oracle.SameState) {
+			t.Errorf("%s", c)
+		}
+	}
+}
+
+// A target that is not deterministic is refused, naming the first beat where two golden runs
+// differ.
+func TestNondeterministicTargetIsRefused(t *testing.T) {
+	var calls atomic.Int32
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		name := "a"
+		if calls.Add(1) > 1 {
+			name = "b"
+		}
+		f, err := env.FS().Create(name)
+		if err != nil {
+			return nil, err
+		}
+		return nil, f.Close()
+	}}
+	_, err := harness.NewRunner(target, harness.Options{Name: "flaky"})
+	if !errors.Is(err, harness.ErrNondeterministic) {
+		t.Fatalf("err = %v, want ErrNondeterministic", err)
+	}
+	if want := `flaky: target is not deterministic: two golden runs diverge at beat 0: the first did "fs.create a", the second "fs.create b"`; err.Error() != want {
+		t.Fatalf("err = %q\nwant %q", err, want)
+	}
+}
+
+func TestGoldenRunFailuresAreErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		run  func(ctx context.Context, env *harness.Env) (any, error)
+		want string
+	}{
+		"error":  {func(ctx context.Context, env *harness.Env) (any, error) { return nil, errors.New("boom") }, "golden run failed: boom"},
+		"panic":  {func(ctx context.Context, env *harness.Env) (any, error) { panic("kaput") }, "golden run panicked: kaput"},
+		"hang":   {func(ctx context.Context, env *harness.Env) (any, error) { select {} }, "golden run process 0 hung: no beat for 50ms"},
+		"unknown tool": {func(ctx context.Context, env *harness.Env) (any, error) {
+			return env.Call(ctx, harness.Call{Tool: "nope"})
+		}, `call to undeclared tool "nope"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := harness.NewRunner(harness.Func{RunFunc: tc.run}, harness.Options{Name: name, Timeout: 50 * time.Millisecond})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+		})
+	}
+}
+
+// A crash stops the process even if the target recovers panics, and nothing it writes after
+// the crash (in a deferred call, say) reaches the disk.
+func TestCrashCannotBeSwallowed(t *testing.T) {
+	var wroteAfter atomic.Bool
+	target := steps{n: 3, afterStep: nil}
+	wrapped := harness.Func{
+		RunFunc: func(ctx context.Context, env *harness.Env) (res any, err error) {
+			defer func() {
+				if p := recover(); p != nil { // a harness that recovers everything
+					res, err = "recovered", nil
+				}
+			}()
+			defer func() {
+				f, err := env.FS().Create("after") // a deferred save: must not land from a crashed process
+				if err == nil && env.Attempt() == 0 {
+					wroteAfter.Store(true)
+				}
+				if err == nil {
+					f.Close()
+				}
+			}()
+			return target.Run(ctx, env)
+		},
+		StateFunc: func(fsys afero.Fs) (any, error) { return harness.Files(fsys) },
+	}
+	rn := newRunner(t, wrapped, harness.Options{NoDerive: true})
+	wroteAfter.Store(false)
+	c := rn.Run(kill(5))
+	if wroteAfter.Load() {
+		t.Error("a deferred call of the crashed process wrote to the disk")
+	}
+	if c.Verdict.Verdict != reports.Pass || c.Verdict.Metrics.Restarts != 1 || c.Result != "done" {
+		t.Errorf("restarts = %d, result %v: %s", c.Verdict.Metrics.Restarts, c.Result, c)
+	}
+}
+
+// A crash during recovery is just another beat: kill@3 then kill@6 lands in the restarted
+// process, and the run still completes.
+func TestCrashDuringRecovery(t *testing.T) {
+	rn := newRunner(t, steps{n: 4}, harness.Options{})
+	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 3}, {Kind: faults.Power, Beat: 6}})
+	if c.Verdict.Verdict != reports.Pass || c.Verdict.Metrics.Restarts != 2 || len(c.Unfired) != 0 {
+		t.Fatalf("%s (restarts %d, unfired %v)", c, c.Verdict.Metrics.Restarts, c.Unfired)
+	}
+}
+
+func TestHungRecoveryIsUnknown(t *testing.T) {
+	target := steps{n: 3, onResume: func(env *harness.Env, done int) { select {} }}
+	rn := newRunner(t, target, harness.Options{Timeout: 50 * time.Millisecond})
+	c := rn.Run(kill(4))
+	if c.Verdict.Verdict != reports.Unknown || !strings.Contains(c.Verdict.Reason, "hung: no beat for 50ms") {
+		t.Fatalf("%s", c)
+	}
+}
+
+func TestPanickingRecoveryDoesNotComplete(t *testing.T) {
+	target := steps{n: 3, onResume: func(env *harness.Env, done int) { panic("cannot read my own checkpoint") }}
+	c := newRunner(t, target, harness.Options{}).Run(kill(4))
+	if !c.Breaks(oracle.Completes) || !strings.Contains(c.Verdict.Violations[0].Detail, "panicked: cannot read my own checkpoint (at harness_test.TestPanickingRecoveryDoesNotComplete.func1 process_test.go:") {
+		t.Fatalf("%s", c)
+	}
+}
+
+// A recovery that fails on its own with nothing left to fire is not restarted forever.
+func TestFailingRecoveryStops(t *testing.T) {
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		if env.Attempt() > 0 {
+			return nil, errors.New("refusing to resume")
+		}
+		return steps{n: 2}.Run(ctx, env)
+	}}
+	c := newRunner(t, target, harness.Options{}).Run(kill(2))
+	if !c.Breaks(oracle.Completes) || c.Verdict.Metrics.Restarts != 1 {
+		t.Fatalf("%s", c)
+	}
+}
+
+// A recovery that loops without end is stopped by the beat budget, deterministically.
+func TestLivelockIsBounded(t *testing.T) {
+	target := steps{n: 3, onResume: func(env *harness.Env, done int) {
+		for {
+			env.Mark("spinning")
+		}
+	}}
+	rn := newRunner(t, target, harness.Options{})
+	c := rn.Run(kill(4))
+	if !c.Breaks(oracle.Completes) || !strings.Contains(c.Verdict.Violations[0].Detail, "no end in sight") {
+		t.Fatalf("%s", c)
+	}
+	if c.Verdict.Metrics.Beats != 10*rn.GoldenBeats()+1000+1 {
+		t.Errorf("the budget stopped it after %d beats", c.Verdict.Metrics.Beats)
+	}
+}
+
+// Faults that come after the run has ended are reported as unfired, not silently dropped.
+func TestUnfiredFaultsAreReported(t *testing.T) {
+	rn := newRunner(t, steps{n: 2}, harness.Options{})
+	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 1}, {Kind: faults.Power, Beat: 500}})
+	if len(c.Unfired) != 1 || c.Unfired[0].Beat != 500 {
+		t.Fatalf("unfired = %v", c.Unfired)
+	}
+	if got := c.Report().Unfired; len(got) != 1 || got[0] != "power@500" {
+		t.Fatalf("report unfired = %v", got)
+	}
+}
+
+// The process's random source is the same for the golden run and each case's first process,
+// and new for each restart.
+func TestRandIsPerProcess(t *testing.T) {
+	var draws [][2]uint64
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		draws = append(draws, [2]uint64{uint64(env.Attempt()), env.Rand().Uint64()})
+		return steps{n: 2}.Run(ctx, env)
+	}}
+	rn := newRunner(t, target, harness.Options{Seed: 42, NoDerive: true})
+	rn.Run(kill(3))
+	// golden, golden again, the case's first process, its restart
+	if len(draws) != 4 || draws[0] != draws[1] || draws[0] != draws[2] || draws[3][0] != 1 || draws[3][1] == draws[0][1] {
+		t.Fatalf("draws %v", draws)
+	}
+}

@@ -1,0 +1,126 @@
+package reference_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/reports"
+)
+
+func runner(t *testing.T, v reference.Variant, task reference.Task, opts harness.Options) *harness.Runner {
+	t.Helper()
+	a := reference.New(v, task)
+	opts.Name = a.Name()
+	rn, err := harness.NewRunner(a, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rn
+}
+
+// The correct agent passes every case of an exhaustive run over kill, power, torn, diskfull and
+// fsyncfail: every beat, every kind.
+func TestCorrectAgentPassesEveryStorageCase(t *testing.T) {
+	kinds := []faults.Kind{faults.Kill, faults.Power, faults.Torn, faults.DiskFull, faults.FsyncFail}
+	rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{Faults: kinds, Seed: 1})
+	cases := rn.Explore(context.Background())
+	perKind := map[faults.Kind]int{}
+	for _, c := range cases {
+		perKind[c.Schedule[0].Kind]++
+		if c.Verdict.Verdict != reports.Pass || c.Verdict.Detected != "" {
+			t.Errorf("%s", c)
+		}
+	}
+	for _, k := range kinds {
+		if perKind[k] == 0 {
+			t.Errorf("no %s case ran", k)
+		}
+	}
+	t.Logf("%d cases over %d golden beats: %v", len(cases), rn.GoldenBeats(), perKind)
+}
+
+// Under corruption the correct agent never diverges silently: its checksums send it back to the
+// last good record and its stable keys make the redone steps harmless.
+func TestCorrectAgentSurvivesCorruption(t *testing.T) {
+	rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{Faults: []faults.Kind{faults.Corrupt}, Seed: 3})
+	for _, c := range rn.Explore(context.Background()) {
+		if c.Verdict.Verdict != reports.Pass {
+			t.Errorf("%s", c)
+		}
+	}
+}
+
+// Every variant is caught, by a property its bug breaks, and the failure shrinks to a schedule
+// that still breaks it and that no simpler schedule does.
+func TestEveryVariantIsCaughtAndShrunk(t *testing.T) {
+	for _, info := range reference.Variants()[1:] {
+		t.Run(string(info.Variant), func(t *testing.T) {
+			rn := runner(t, info.Variant, reference.Onboarding(), harness.Options{Mode: harness.Random, Cases: 60, Faults: info.Exposes, Seed: 7})
+			var caught *harness.Case
+			for _, c := range rn.Explore(context.Background()) {
+				if c.Failed() && slices.Contains(info.CaughtBy, c.Verdict.Violations[0].Property) {
+					caught = c
+					break
+				}
+			}
+			if caught == nil {
+				t.Fatalf("no case broke any of %v first under %v", info.CaughtBy, info.Exposes)
+			}
+			prop, shrunk := caught.Verdict.Violations[0].Property, caught.Shrunk
+			if len(shrunk) == 0 || len(shrunk) > len(caught.Schedule) {
+				t.Fatalf("shrinking %s gave %q", caught.Schedule, shrunk)
+			}
+			if !rn.Run(shrunk).Breaks(prop) {
+				t.Fatalf("the shrunk schedule %s does not break %s", shrunk, prop)
+			}
+			// Locally minimal: dropping a fault, or moving one a beat earlier, no longer breaks it.
+			for _, simpler := range simplerSchedules(shrunk) {
+				if rn.Run(simpler).Breaks(prop) {
+					t.Errorf("shrunk to %s, but the simpler %s also breaks %s", shrunk, simpler, prop)
+				}
+			}
+			t.Logf("%s: caught by %s under %s, shrunk to %s", info.Variant, prop, caught.Schedule, shrunk)
+		})
+	}
+}
+
+// simplerSchedules returns s without each of its faults, and s with each fault one beat earlier.
+func simplerSchedules(s faults.Schedule) []faults.Schedule {
+	var out []faults.Schedule
+	for i := range s {
+		if len(s) > 1 {
+			out = append(out, slices.Delete(slices.Clone(s), i, i+1))
+		}
+		if s[i].Beat > 0 && (i == 0 || s[i-1].Beat < s[i].Beat-1) {
+			c := slices.Clone(s)
+			c[i].Beat--
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func TestVariantNames(t *testing.T) {
+	seen := map[string]bool{}
+	for _, info := range reference.Variants() {
+		a := reference.New(info.Variant, reference.Onboarding())
+		if seen[a.Name()] {
+			t.Errorf("duplicate name %s", a.Name())
+		}
+		seen[a.Name()] = true
+		if info.Variant != reference.Correct && (len(info.CaughtBy) == 0 || len(info.Exposes) == 0 || info.Source == "") {
+			t.Errorf("%s: incomplete description %+v", info.Variant, info)
+		}
+	}
+	if len(seen) < 9 {
+		t.Errorf("%d agents, want the reference and at least 8 variants", len(seen))
+	}
+	if !strings.HasPrefix(reference.New(reference.NoFsync, reference.Onboarding()).Name(), "reference/") {
+		t.Error("variant names start with reference/")
+	}
+}
