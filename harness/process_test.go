@@ -132,9 +132,9 @@ func TestGoldenRunFailuresAreErrors(t *testing.T) {
 		run  func(ctx context.Context, env *harness.Env) (any, error)
 		want string
 	}{
-		"error":  {func(ctx context.Context, env *harness.Env) (any, error) { return nil, errors.New("boom") }, "golden run failed: boom"},
-		"panic":  {func(ctx context.Context, env *harness.Env) (any, error) { panic("kaput") }, "golden run panicked: kaput"},
-		"hang":   {func(ctx context.Context, env *harness.Env) (any, error) { select {} }, "golden run process 0 hung: no beat for 50ms"},
+		"error": {func(ctx context.Context, env *harness.Env) (any, error) { return nil, errors.New("boom") }, "golden run failed: boom"},
+		"panic": {func(ctx context.Context, env *harness.Env) (any, error) { panic("kaput") }, "golden run panicked: kaput"},
+		"hang":  {func(ctx context.Context, env *harness.Env) (any, error) { select {} }, "golden run process 0 hung: no beat for 50ms"},
 		"unknown tool": {func(ctx context.Context, env *harness.Env) (any, error) {
 			return env.Call(ctx, harness.Call{Tool: "nope"})
 		}, `call to undeclared tool "nope"`},

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/chaoskit/chaoskit/reports"
-	"github.com/google/go-cmp/cmp"
 )
 
 // CheckDeterministic compares two golden runs of the same target. A target that does not do
@@ -40,9 +39,9 @@ func CheckDeterministic(first, second *Observation, opts Options) []reports.Viol
 				out = fail("cannot compare the golden runs' results: %v (give the target go-cmp options)", p)
 			}
 		}()
-		if d := cmp.Diff(first.Result, second.Result, opts.Compare...); d != "" {
+		if d := diff(first.Result, second.Result, opts.Compare); d != "" {
 			out = fail("two golden runs returned different results (-first +second):\n%s", d)
-		} else if d := cmp.Diff(first.State, second.State, opts.Compare...); d != "" {
+		} else if d := diff(first.State, second.State, opts.Compare); d != "" {
 			out = fail("two golden runs left different states (-first +second):\n%s", d)
 		}
 	}()

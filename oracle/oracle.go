@@ -189,7 +189,7 @@ func (v *Verdict) compare(property, what string, golden, faulty any, readErr str
 			ok = false
 		}
 	}()
-	if d := cmp.Diff(golden, faulty, opts...); d != "" {
+	if d := diff(golden, faulty, opts); d != "" {
 		v.fail(property, "the "+what+" differs from the golden run's (-golden +faulty):\n"+d)
 		if v.Diff == "" {
 			v.Diff = d
@@ -199,6 +199,13 @@ func (v *Verdict) compare(property, what string, golden, faulty any, readErr str
 		}
 	}
 	return true
+}
+
+// diff is cmp.Diff with its output made stable: go-cmp picks, once per process, whether to pad
+// with spaces or non-breaking spaces, precisely so that nobody relies on its output; reports
+// must be byte-identical from run to run, so the padding is made plain spaces.
+func diff(x, y any, opts []cmp.Option) string {
+	return strings.ReplaceAll(cmp.Diff(x, y, opts...), "\u00a0", " ")
 }
 
 // effects compares the effect applications of two runs by identity.

@@ -1,0 +1,125 @@
+package harness_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/spf13/afero"
+)
+
+// journal is a harness adapted to chaoskit in a few lines: it appends one line per step to a
+// log, fsyncs it, and marks the step; on restart it resumes after the last line. With
+// dirSync it also fsyncs the directory after creating the log, without which a power loss can
+// take the whole log away.
+type journal struct {
+	steps   int
+	dirSync bool
+}
+
+func (j journal) Run(ctx context.Context, env *harness.Env) (any, error) {
+	fsys := env.FS()
+	old, _ := afero.ReadFile(fsys, "journal")
+	done := strings.Count(string(old), "\n")
+	f, err := fsys.OpenFile("journal", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if j.dirSync && done == 0 {
+		dir, _ := fsys.Open(".")
+		defer dir.Close()
+		if err := dir.Sync(); err != nil {
+			return nil, err
+		}
+	}
+	for i := done; i < j.steps; i++ {
+		if _, err := fmt.Fprintf(f, "step %d\n", i); err != nil {
+			return nil, err
+		}
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+		env.Mark(fmt.Sprintf("step %d", i))
+	}
+	return j.steps, nil
+}
+
+func (journal) State(fsys afero.Fs) (any, error) {
+	b, err := afero.ReadFile(fsys, "journal")
+	return string(b), err
+}
+
+// printingTB stands in for a *testing.T in the examples, printing what Check reports.
+type printingTB struct {
+	testing.TB
+	name string
+}
+
+func (p printingTB) Helper()                           {}
+func (p printingTB) Name() string                      { return p.name }
+func (p printingTB) Logf(format string, args ...any)   { fmt.Printf("log: "+format+"\n", args...) }
+func (p printingTB) Errorf(format string, args ...any) { fmt.Printf("error: "+format+"\n", args...) }
+func (p printingTB) Fatalf(format string, args ...any) { fmt.Printf("fatal: "+format+"\n", args...) }
+
+// In a test, Check crashes the harness at every beat under every fault kind and fails the test
+// for each case that does not pass. This journal fsyncs its file and its directory: it passes.
+func ExampleCheck() {
+	t := printingTB{name: "TestJournal"} // in a real test, the *testing.T
+	harness.Check(t, journal{steps: 3, dirSync: true}, harness.Options{
+		Faults: []faults.Kind{faults.Kill, faults.Power, faults.FsyncFail},
+	})
+	// Output:
+	// log: chaoskit: TestJournal: 26 cases over 11 golden beats, 0 did not pass
+}
+
+// Run runs one case. Without the directory fsync, a power loss after the log was created takes
+// the log away with its directory entry, and the restart redoes the finished steps.
+func ExampleRunner_Run() {
+	rn, err := harness.NewRunner(journal{steps: 3}, harness.Options{Name: "journal"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	c := rn.Run(faults.Schedule{{Kind: faults.Power, Beat: 6}})
+	fmt.Print(c)
+	// Output:
+	// journal under power@6: fail
+	//   violated bounded-work-lost: restart 1 went back to the start and redid 6 beats of golden work; when the run stopped at golden beat 6, the last mark, "step 0", was 2 beats before it
+	//   beats around the fault:
+	//          2  p0  fs.sync journal
+	//          3  p0  mark step 0
+	//          4  p0  fs.write journal +7B @7
+	//          5  p0  fs.sync journal
+	//   >>     6  p0  mark step 1   <- power@6   [process 0 crashed by power@6; power lost: 0 file(s) back to their last fsync, 1 directory(ies) back to their last directory fsync]
+	//          7  p1  fs.create journal
+	//          8  p1  fs.write journal +7B @0
+	//          9  p1  fs.sync journal
+	//         10  p1  mark step 0
+	//          ...
+	//         12  p1  fs.sync journal
+	//         13  p1  mark step 1
+	//         14  p1  fs.write journal +7B @14
+	//         15  p1  fs.sync journal
+	//         16  p1  mark step 2   [process 1 completed]
+	//   replay: chaoskit replay --target journal --seed 0 --schedule 'power@6'
+}
+
+// Explore runs a whole campaign: here every power loss, at every beat.
+func ExampleRunner_Explore() {
+	rn, _ := harness.NewRunner(journal{steps: 3}, harness.Options{Name: "journal", Faults: []faults.Kind{faults.Power}})
+	failed := 0
+	cases := rn.Explore(context.Background())
+	for _, c := range cases {
+		if c.Failed() {
+			failed++
+		}
+	}
+	fmt.Printf("%d of %d power losses lose finished work\n", failed, len(cases))
+	// Output:
+	// 6 of 10 power losses lose finished work
+}

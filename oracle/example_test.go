@@ -1,0 +1,34 @@
+package oracle_test
+
+import (
+	"fmt"
+
+	"github.com/chaoskit/chaoskit/oracle"
+)
+
+// A restart that resubmitted a purchase order with a new idempotency key: the oracle counts the
+// effect by what it does, so the order applied twice is a duplicate.
+func ExampleCheck() {
+	golden := &oracle.Observation{Completed: true, Result: "PO-1", Beats: 6,
+		Effects:  []oracle.Effect{{Tool: "create_po", Identity: `create_po {"amount":84000}`, Beat: 3}},
+		Attempts: []oracle.Attempt{{Start: 0, End: 6, FirstFault: -1}}}
+	faulty := &oracle.Observation{Completed: true, Result: "PO-2", Beats: 11,
+		Effects: []oracle.Effect{
+			{Tool: "create_po", Identity: `create_po {"amount":84000}`, Beat: 3},
+			{Tool: "create_po", Identity: `create_po {"amount":84000}`, Beat: 8, Attempt: 1},
+		},
+		Attempts: []oracle.Attempt{{Start: 0, End: 5, Crashed: true, FirstFault: 4}, {Start: 5, End: 11, FirstFault: -1}}}
+	v := oracle.Check(golden, faulty, oracle.Options{})
+	fmt.Println(v.Verdict, v.Metrics.Duplicates)
+	for _, viol := range v.Violations {
+		fmt.Printf("%s: %s\n", viol.Property, viol.Detail)
+	}
+	// Output:
+	// fail 1
+	// no-duplicate-effects: create_po {"amount":84000} applied 2× (golden 1×) at beat 3 (process 0), beat 8 (process 1)
+	// same-result: the result differs from the golden run's (-golden +faulty):
+	//   string(
+	// - 	"PO-1",
+	// + 	"PO-2",
+	//   )
+}

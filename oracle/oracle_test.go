@@ -1,0 +1,146 @@
+package oracle_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/reports"
+)
+
+func effects(ids ...string) []oracle.Effect {
+	var out []oracle.Effect
+	for i, id := range ids {
+		out = append(out, oracle.Effect{Tool: strings.Fields(id)[0], Identity: id, Beat: i})
+	}
+	return out
+}
+
+func done(eff []oracle.Effect) *oracle.Observation {
+	return &oracle.Observation{Completed: true, Result: "ok", State: "s", Effects: eff, Beats: 10,
+		Attempts: []oracle.Attempt{{Start: 0, End: 10, FirstFault: -1}}}
+}
+
+func props(v oracle.Verdict) string {
+	var p []string
+	for _, x := range v.Violations {
+		p = append(p, x.Property)
+	}
+	return strings.Join(p, ",")
+}
+
+func TestEffectsAreCountedByIdentity(t *testing.T) {
+	golden := done(effects("po {a}", "po {b}", "mail {x}"))
+	for _, tc := range []struct {
+		name               string
+		faulty             []oracle.Effect
+		dup, lost, phantom int
+		violations         string
+	}{
+		{"same", effects("po {a}", "po {b}", "mail {x}"), 0, 0, 0, ""},
+		{"order does not matter", effects("mail {x}", "po {b}", "po {a}"), 0, 0, 0, ""},
+		{"duplicate", effects("po {a}", "po {a}", "po {b}", "mail {x}"), 1, 0, 0, "no-duplicate-effects"},
+		{"lost", effects("po {a}", "mail {x}"), 0, 1, 0, "no-lost-effects"},
+		{"phantom", effects("po {a}", "po {b}", "po {c}", "mail {x}"), 0, 0, 1, "no-phantom-effects"},
+		{"all three", effects("po {a}", "po {a}", "po {z}"), 1, 2, 1, "no-duplicate-effects,no-phantom-effects,no-lost-effects"},
+	} {
+		v := oracle.Check(golden, done(tc.faulty), oracle.Options{})
+		m := v.Metrics
+		if m.Duplicates != tc.dup || m.LostEffects != tc.lost || m.PhantomEffects != tc.phantom || props(v) != tc.violations {
+			t.Errorf("%s: dup %d lost %d phantom %d violations %q; want %d %d %d %q", tc.name, m.Duplicates, m.LostEffects, m.PhantomEffects, props(v), tc.dup, tc.lost, tc.phantom, tc.violations)
+		}
+	}
+}
+
+func TestStateDiffIsGoldenMinusFaultyPlus(t *testing.T) {
+	g, f := done(nil), done(nil)
+	g.State, f.State = map[string]int{"po": 1}, map[string]int{"po": 2}
+	v := oracle.Check(g, f, oracle.Options{})
+	if props(v) != "same-state" || !v.Metrics.StateMismatch {
+		t.Fatalf("violations %q", props(v))
+	}
+	if !strings.Contains(v.Diff, "- \t\"po\": 1,") || !strings.Contains(v.Diff, "+ \t\"po\": 2,") {
+		t.Fatalf("diff:\n%s", v.Diff)
+	}
+}
+
+type opaque struct{ hidden int }
+
+// Values go-cmp cannot compare make the verdict unknown, saying why, not a panic.
+func TestIncomparableStateIsUnknown(t *testing.T) {
+	g, f := done(nil), done(nil)
+	g.State, f.State = opaque{1}, opaque{2}
+	v := oracle.Check(g, f, oracle.Options{})
+	if v.Verdict != reports.Unknown || !strings.Contains(v.Reason, "cannot compare states") {
+		t.Fatalf("verdict %s reason %q", v.Verdict, v.Reason)
+	}
+}
+
+func TestNotCompletingSkipsComparisons(t *testing.T) {
+	f := done(nil)
+	f.Completed, f.Err, f.State = false, "the last process failed: disk on fire", "other"
+	v := oracle.Check(done(effects("po {a}")), f, oracle.Options{})
+	if props(v) != "completes" || len(v.NotChecked) != 4 || !strings.HasPrefix(v.NotChecked[1], "same-state: the run did not complete") {
+		t.Fatalf("violations %q not checked %q", props(v), v.NotChecked)
+	}
+	// After a corruption, stopping loudly is acceptable: it is reported as detected.
+	f.Unrecoverable = true
+	v = oracle.Check(done(effects("po {a}")), f, oracle.Options{})
+	if v.Verdict != reports.Pass || v.Detected == "" {
+		t.Fatalf("verdict %s detected %q", v.Verdict, v.Detected)
+	}
+}
+
+// Work lost is measured from marks. Golden: marks m0..m3 at beats 2, 5, 8, 11 of 12.
+func TestWorkLost(t *testing.T) {
+	golden := done(nil)
+	golden.Beats = 12
+	golden.Marks = []oracle.Mark{{2, "m0"}, {5, "m1"}, {8, "m2"}, {11, "m3"}}
+	golden.Attempts = []oracle.Attempt{{0, 12, false, -1}}
+	// crashed at beat 7 (after m1 at 5: beats 6 and 7 in flight), then a restart that
+	// first marks ...
+	faulty := func(first string, firstAt int) *oracle.Observation {
+		f := done(nil)
+		f.Beats = 20
+		f.Marks = []oracle.Mark{{2, "m0"}, {5, "m1"}, {firstAt, first}}
+		f.Attempts = []oracle.Attempt{{0, 8, true, 7}, {8, 20, false, -1}}
+		return f
+	}
+	for _, tc := range []struct {
+		name       string
+		first      string
+		at         int
+		lost       int
+		violations string
+	}{
+		{"resumes after m1: loses the beat in flight", "m2", 10, 1, ""},
+		{"restarts from scratch", "m0", 10, 7, "bounded-work-lost"},
+		{"goes back one mark", "m1", 10, 4, "bounded-work-lost"},
+	} {
+		v := oracle.Check(golden, faulty(tc.first, tc.at), oracle.Options{})
+		if v.Metrics.WorkLostBeats != tc.lost || props(v) != tc.violations {
+			t.Errorf("%s: lost %d violations %q; want %d %q", tc.name, v.Metrics.WorkLostBeats, props(v), tc.lost, tc.violations)
+		}
+	}
+	v := oracle.Check(golden, faulty("m0", 10), oracle.Options{WorkLostSlack: 6})
+	if props(v) != "" {
+		t.Errorf("with slack 6, restarting from scratch (7 lost, 1 in flight) is within bounds, got %q", props(v))
+	}
+	unmarked := done(nil)
+	if v := oracle.Check(unmarked, faulty("m0", 10), oracle.Options{}); len(v.NotChecked) != 1 || !strings.HasPrefix(v.NotChecked[0], "bounded-work-lost") {
+		t.Errorf("without golden marks, not checked = %q", v.NotChecked)
+	}
+}
+
+func TestDeterministicNamesTheFirstDivergentBeat(t *testing.T) {
+	a, b := done(nil), done(nil)
+	a.Trace = []string{"fs.create a", "fs.write a +1B @0", "mark x"}
+	b.Trace = []string{"fs.create a", "fs.write a +2B @0", "mark x"}
+	v := oracle.CheckDeterministic(a, b, oracle.Options{})
+	if len(v) != 1 || v[0].Property != oracle.Deterministic || !strings.Contains(v[0].Detail, `diverge at beat 1: the first did "fs.write a +1B @0", the second "fs.write a +2B @0"`) {
+		t.Fatalf("%+v", v)
+	}
+	if v := oracle.CheckDeterministic(a, a, oracle.Options{}); len(v) != 0 {
+		t.Fatalf("a run differs from itself: %+v", v)
+	}
+}
