@@ -18,11 +18,20 @@ import (
 type Env struct {
 	r       *run
 	attempt int
-	fs      *faults.FS
+	bare    bool // outside any campaign: no beats, no faults
+	fs      afero.Fs
 	rng     *rand.Rand
 	dead    atomic.Bool
 	stop    chan struct{} // closed when the process is crashed
 	once    sync.Once
+}
+
+// BareEnv returns an Env outside any campaign, for running a target bare: FS is fsys itself,
+// with no beats and no faults; tools apply at once; marks do nothing; the clock stands still at
+// faults.Epoch. It serves to measure a target without chaoskit, or to smoke-test an adapter.
+func BareEnv(fsys afero.Fs, tools []Tool, seed uint64) *Env {
+	r := &run{world: newWorld(tools), clock: faults.NewClock(faults.Epoch)}
+	return &Env{r: r, bare: true, fs: fsys, rng: rand.New(rand.NewPCG(seed, 0)), stop: make(chan struct{})}
 }
 
 // FS returns the process's filesystem. Every mutating call on it is a beat, at which a fault
@@ -68,6 +77,9 @@ func (e *Env) Call(ctx context.Context, c Call) (Reply, error) {
 	}
 	e.r.world.tool(c.Tool) // an undeclared tool panics here, not under the run's lock
 	id := identity(c)
+	if e.bare {
+		return e.r.world.apply(c, id, 0, 0), nil
+	}
 	idx, _ := e.beat(Beat{Kind: BeatToolSent, Name: c.Tool, Key: c.Key})
 	e.r.mu.Lock()
 	reply := e.r.world.apply(c, id, idx, e.attempt)
@@ -93,6 +105,9 @@ func (e *Env) alive() {
 
 // beat records a beat and fires the fault due at it, if any. A crash does not return.
 func (e *Env) beat(b Beat) (int, *faults.Fault) {
+	if e.bare {
+		return 0, nil
+	}
 	e.alive()
 	r := e.r
 	b.Attempt = e.attempt

@@ -106,8 +106,9 @@ func firstLine(s string) string {
 	return line
 }
 
-func newRun(t Target, o *Options, tools []Tool, s faults.Schedule, maxBeats int) *run {
+func newRun(t Target, o *Options, tools []Tool, s faults.Schedule, maxBeats int, goldenBeats int) *run {
 	r := &run{
+		beats:    make([]Beat, 0, goldenBeats+goldenBeats/2),
 		target:   t,
 		o:        o,
 		sched:    s,

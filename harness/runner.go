@@ -3,7 +3,6 @@ package harness
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
@@ -70,7 +69,7 @@ func NewRunner(target Target, opts Options) (*Runner, error) {
 
 // record runs the target once without faults, recording where it stood at every beat.
 func (rn *Runner) record() (*run, *oracle.Observation, error) {
-	r := newRun(rn.target, &rn.o, rn.tools, nil, maxGoldenBeats)
+	r := newRun(rn.target, &rn.o, rn.tools, nil, maxGoldenBeats, 64)
 	r.disk.StartLog()
 	r.rec = &recorder{}
 	x := r.process(0)
@@ -105,7 +104,7 @@ func (rn *Runner) Options() Options { return rn.o }
 func (rn *Runner) Run(s faults.Schedule) *Case {
 	start := time.Now()
 	g := rn.gobs.Beats
-	r := newRun(rn.target, &rn.o, rn.tools, s, 10*g+1000)
+	r := newRun(rn.target, &rn.o, rn.tools, s, 10*g+1000, g)
 	var x ending
 	if len(s) > 0 && !rn.o.NoDerive && s[0].Beat < g && isCrash(s[0].Kind) {
 		rn.derive(r, s[0])
@@ -150,7 +149,7 @@ func (rn *Runner) derive(r *run, f faults.Fault) {
 	r.clock = faults.NewClock(at.now)
 	r.disk = g.disk.Replay(at.disk, faults.DiskOptions{Now: r.clock.Now, Sector: rn.o.Sector})
 	r.world = g.world.replay(at.calls)
-	r.beats = slices.Clone(g.beats[:k+1])
+	r.beats = append(make([]Beat, 0, cap(r.beats)+k+1), g.beats[:k+1]...)
 	r.beats[k].Fault = 1
 	r.fired[0] = k
 }

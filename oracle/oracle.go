@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -204,7 +205,13 @@ func (v *Verdict) compare(property, what string, golden, faulty any, readErr str
 // diff is cmp.Diff with its output made stable: go-cmp picks, once per process, whether to pad
 // with spaces or non-breaking spaces, precisely so that nobody relies on its output; reports
 // must be byte-identical from run to run, so the padding is made plain spaces.
+//
+// Identical values are equal whatever the options, so reflect.DeepEqual answers first: go-cmp,
+// which is slow, runs only when there is a difference to explain or an option to apply.
 func diff(x, y any, opts []cmp.Option) string {
+	if reflect.DeepEqual(x, y) {
+		return ""
+	}
 	return strings.ReplaceAll(cmp.Diff(x, y, opts...), "\u00a0", " ")
 }
 

@@ -1,9 +1,6 @@
 package reference
 
-import (
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // State is the agent's run state: a document rebuilt from the write-ahead log, and cached in a
 // snapshot. It is what the oracle compares after a run.
@@ -45,9 +42,9 @@ type Message struct {
 
 // Meta is a message's metadata: where it came from and when.
 type Meta struct {
-	Source string    `json:"source"` // user, model, tool, summary
-	Step   int       `json:"step"`
-	At     time.Time `json:"at"`
+	Source string `json:"source"` // user, model, tool, summary
+	Step   int    `json:"step"`
+	At     int64  `json:"at"` // virtual time, Unix seconds
 }
 
 // Result is what a run returns: the run and the external ids its steps produced.
@@ -69,8 +66,8 @@ type record struct {
 	Msg    *Message `json:"msg,omitempty"`
 	// Compact, on a commit, compacts the transcript once the step is in: one record, so that no
 	// crash can fall between the commit and the compaction.
-	Compact bool      `json:"compact,omitempty"`
-	At      time.Time `json:"at"`
+	Compact bool  `json:"compact,omitempty"`
+	At      int64 `json:"at"` // virtual time, Unix seconds
 }
 
 // apply folds one record into the state and returns the metadata of the messages it added.
@@ -115,7 +112,7 @@ func (s *State) stepName(i int) string {
 	return fmt.Sprint(i)
 }
 
-func (s *State) add(m Message, source string, step int, at time.Time) {
+func (s *State) add(m Message, source string, step int, at int64) {
 	s.Messages = append(s.Messages, m)
 	s.Meta = append(s.Meta, Meta{Source: source, Step: step, At: at})
 }
@@ -132,7 +129,7 @@ func (s *State) entry(step int) *Entry {
 
 // compact replaces the transcript but its first (the task) and last two messages with a
 // summary, rebuilding the metadata from the same canonical list so that the two stay in step.
-func (s *State) compact(at time.Time) {
+func (s *State) compact(at int64) {
 	if len(s.Messages) <= 3 {
 		return
 	}

@@ -1,0 +1,85 @@
+package reference_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/reference"
+	"github.com/spf13/afero"
+)
+
+// bareRun runs the reference agent once, uninterrupted, on a plain afero.MemMapFs, outside
+// chaoskit.
+func bareRun(b *testing.B) {
+	a := reference.New(reference.Correct, reference.Onboarding())
+	if _, err := a.Run(context.Background(), harness.BareEnv(afero.NewMemMapFs(), a.Tools(), 0)); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// crashCases returns a runner and the schedules of one crash at every golden beat, for each
+// crash kind: the cases an exhaustive storage campaign derives from the golden run.
+func crashCases(b *testing.B, noDerive bool) (*harness.Runner, []faults.Schedule) {
+	a := reference.New(reference.Correct, reference.Onboarding())
+	rn, err := harness.NewRunner(a, harness.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.Torn}, NoDerive: noDerive})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rn, rn.Schedules()
+}
+
+func BenchmarkBareRun(b *testing.B) {
+	for b.Loop() {
+		bareRun(b)
+	}
+}
+
+// BenchmarkCrashCase measures one case: the crash state derived from the golden recording,
+// the recovery run to completion, and the oracle. It cycles through every crash of the
+// campaign, so it measures the average case.
+func BenchmarkCrashCase(b *testing.B) {
+	rn, scheds := crashCases(b, false)
+	i := 0
+	for b.Loop() {
+		rn.Run(scheds[i%len(scheds)])
+		i++
+	}
+}
+
+// BenchmarkCrashCaseReRun is BenchmarkCrashCase re-running the golden prefix instead of
+// deriving the crash state, for comparison.
+func BenchmarkCrashCaseReRun(b *testing.B) {
+	rn, scheds := crashCases(b, true)
+	i := 0
+	for b.Loop() {
+		rn.Run(scheds[i%len(scheds)])
+		i++
+	}
+}
+
+// BenchmarkCaseVsBareRun alternates a crash case and a bare run in one loop and reports the
+// ratio of their times, measured side by side: case/bare (below 1 means a case costs less than
+// one bare run) and, for re-run prefixes, rerun/bare.
+func BenchmarkCaseVsBareRun(b *testing.B) {
+	derived, scheds := crashCases(b, false)
+	rerun, _ := crashCases(b, true)
+	var caseT, rerunT, bareT time.Duration
+	i := 0
+	for b.Loop() {
+		s := scheds[i%len(scheds)]
+		t0 := time.Now()
+		derived.Run(s)
+		t1 := time.Now()
+		rerun.Run(s)
+		t2 := time.Now()
+		bareRun(b)
+		t3 := time.Now()
+		caseT, rerunT, bareT = caseT+t1.Sub(t0), rerunT+t2.Sub(t1), bareT+t3.Sub(t2)
+		i++
+	}
+	b.ReportMetric(float64(caseT)/float64(bareT), "case/bare")
+	b.ReportMetric(float64(rerunT)/float64(bareT), "rerun/bare")
+}
