@@ -14,6 +14,7 @@ import (
 // Case is the outcome of one schedule against one target.
 type Case struct {
 	Target   string
+	Seed     uint64
 	Schedule faults.Schedule
 	Verdict  oracle.Verdict
 	// Shrunk is, for a failure found in Random mode, the smallest schedule found that still
@@ -117,7 +118,7 @@ func (c *Case) Report() reports.Case {
 func (c *Case) String() string {
 	var b strings.Builder
 	v := c.Verdict
-	fmt.Fprintf(&b, "%s under %s: %s", c.Target, c.Schedule, v.Verdict)
+	fmt.Fprintf(&b, "%s under %s (seed %d): %s", c.Target, c.Schedule, c.Seed, v.Verdict)
 	if v.Detected != "" {
 		fmt.Fprintf(&b, " (stopped loudly: %s)", firstLine(v.Detected))
 	}

@@ -63,7 +63,7 @@ func TestCheckPrintsACommandThatReplaysTheFailure(t *testing.T) {
 		t.Errorf("replay runs %s", m[1])
 	}
 	again, ok := runHelper(t, "TestCheckHelperExhaustive", "-chaoskit.schedule="+m[2])
-	if ok || !strings.Contains(again, "under "+m[2]+": fail") || !strings.Contains(again, "violated no-duplicate-effects") {
+	if ok || !strings.Contains(again, "under "+m[2]+" (seed 0): fail") || !strings.Contains(again, "violated no-duplicate-effects") {
 		t.Fatalf("replaying %s:\n%s", m[2], again)
 	}
 	if strings.Count(again, "violated no-duplicate-effects") != 1 {
@@ -90,7 +90,7 @@ func TestCheckRandomShrinksAndReplays(t *testing.T) {
 		t.Errorf("rapid left %s unshrunk: one fault suffices", shrunk)
 	}
 	again, ok := runHelper(t, "TestCheckHelperRandom", "-chaoskit.schedule="+shrunk)
-	if ok || !strings.Contains(again, "under "+shrunk+": fail") {
+	if ok || !strings.Contains(again, "under "+shrunk+" (seed 3): fail") {
 		t.Fatalf("replaying %s:\n%s", shrunk, again)
 	}
 }

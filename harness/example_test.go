@@ -88,7 +88,7 @@ func ExampleRunner_Run() {
 	c := rn.Run(faults.Schedule{{Kind: faults.Power, Beat: 6}})
 	fmt.Print(c)
 	// Output:
-	// journal under power@6: fail
+	// journal under power@6 (seed 0): fail
 	//   violated bounded-work-lost: restart 1 went back to the start and redid 6 beats of golden work; when the run stopped at golden beat 6, the last mark, "step 0", was 2 beats before it
 	//   beats around the fault:
 	//          2  p0  fs.sync journal

@@ -129,6 +129,9 @@ func (rn *Runner) RunAll(ctx context.Context, scheds []faults.Schedule) []*Case 
 			if c.Failed() {
 				failed++
 			}
+			if rn.o.OnCase != nil {
+				rn.o.OnCase(c)
+			}
 			if rn.o.Progress != nil {
 				rn.o.Progress(done, len(scheds), failed)
 			}

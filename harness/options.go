@@ -80,6 +80,9 @@ type Options struct {
 	// Progress, if set, is called after each case with the cases done, the total, and the
 	// failures so far. It is called from one goroutine at a time.
 	Progress func(done, total, failed int)
+	// OnCase, if set, is called with each case as it finishes (after shrinking), in the order
+	// cases finish, from one goroutine at a time: to journal a campaign as it runs.
+	OnCase func(c *Case)
 }
 
 func (o Options) withDefaults() Options {

@@ -118,6 +118,7 @@ func (rn *Runner) Run(s faults.Schedule) *Case {
 	obs := r.observe(x, rn.stater, false)
 	c := &Case{
 		Target:   rn.o.Name,
+		Seed:     rn.o.Seed,
 		Schedule: s,
 		Verdict:  oracle.Check(rn.gobs, obs, oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack}),
 		Repro:    rn.o.Repro(s),

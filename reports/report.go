@@ -72,6 +72,7 @@ type Stats struct {
 	WorkLostBeatsMax  int     `json:"work_lost_beats_max"`
 	ResumeBeatsMean   float64 `json:"resume_beats_mean"`
 	Restarts          int     `json:"restarts"`
+	ModelCallsRemade  int     `json:"model_calls_remade"`
 	// Violations counts failed cases by the property they broke.
 	Violations map[string]int `json:"violations,omitempty"`
 
@@ -95,6 +96,9 @@ type Metrics struct {
 	LostEffects    int  `json:"lost_effects"`    // golden effect applications that never happened
 	PhantomEffects int  `json:"phantom_effects"` // applications of effects the golden run never made
 	StateMismatch  bool `json:"state_mismatch"`  // the final durable state differs from the golden run's
+	// ModelCallsRemade counts model calls made again after restarts, beyond the golden run's:
+	// work lost in what costs tokens.
+	ModelCallsRemade int `json:"model_calls_remade"`
 }
 
 // Case is the outcome of running one schedule against one target.
@@ -180,6 +184,7 @@ func (s *Stats) Add(c *Case) {
 	s.ResumeBeatsMean = round3(float64(s.resume) / float64(s.Cases))
 	s.WorkLostBeatsMax = max(s.WorkLostBeatsMax, c.WorkLostBeats)
 	s.Restarts += c.Restarts
+	s.ModelCallsRemade += c.ModelCallsRemade
 	for _, v := range c.Violations {
 		if s.Violations == nil {
 			s.Violations = map[string]int{}
