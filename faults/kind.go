@@ -28,6 +28,40 @@ const (
 	Corrupt Kind = "corrupt"
 )
 
+// The faults of time and of the fleet of workers.
+const (
+	// Lease freezes the process running at a beat for a while (a GC pause, a closed laptop lid,
+	// a suspended VM), long enough for its lease to expire and another worker to take the run;
+	// then it carries on, a zombie. Written lease@K+DUR.
+	Lease Kind = "lease"
+	// Deploy restarts every worker at once, as a deploy does, without touching the disk.
+	Deploy Kind = "deploy"
+	// Switch preempts the worker running at a beat in favour of another (written switch@K:W for
+	// worker W), to explore an interleaving the scheduler would not choose on its own.
+	Switch Kind = "switch"
+)
+
+// The faults of the outside world.
+const (
+	// ToolTransient fails a tool call before it is applied, with a retryable error.
+	ToolTransient Kind = "tool-transient"
+	// ToolAmbiguous applies a tool call and loses its reply: the caller gets an error for an
+	// effect that happened ("200, but the connection dropped").
+	ToolAmbiguous Kind = "tool-ambiguous"
+	// ToolTimeout lets a tool call outlive the caller's deadline and applies it afterwards.
+	ToolTimeout Kind = "tool-timeout"
+	// CallbackDup delivers a tool's asynchronous completion twice.
+	CallbackDup Kind = "callback-dup"
+	// ModelRateLimit answers a model call with a rate-limit error and a retry-after delay.
+	ModelRateLimit Kind = "model-ratelimit"
+	// ModelError answers a model call with a server error.
+	ModelError Kind = "model-error"
+	// ModelContext answers a model call with a context-length error.
+	ModelContext Kind = "model-context"
+	// ModelHang never answers a model call: it waits until the caller gives up.
+	ModelHang Kind = "model-hang"
+)
+
 // Class says at which beats a fault can fire.
 type Class int
 
@@ -36,6 +70,8 @@ const (
 	AnyBeat   Class = iota // any beat
 	WriteBeat              // a write or truncate of file data
 	SyncBeat               // an fsync of a file or a directory
+	ToolBeat               // a tool call leaving the process
+	ModelBeat              // a model call leaving the process
 )
 
 // Arg says what a fault takes after its beat number.
@@ -43,9 +79,22 @@ type Arg int
 
 // The argument forms.
 const (
-	NoArg    Arg = iota
-	BytesArg     // ":N", a byte count
-	ModeArg      // ":mode", one of KindInfo.Modes
+	NoArg       Arg = iota
+	BytesArg        // ":N", a byte count
+	ModeArg         // ":mode", one of KindInfo.Modes
+	DurationArg     // "+DUR", a Go duration such as 45s or 2h
+	WorkerArg       // ":W", a worker number (optional)
+)
+
+// Family groups fault kinds for lists and for the command line ("storage", "fleet", ...).
+type Family string
+
+// The families.
+const (
+	StorageFamily Family = "storage" // the filesystem and the process on it
+	FleetFamily   Family = "fleet"   // time, leases and the workers
+	ToolFamily    Family = "tool"    // the tools the agent calls
+	ModelFamily   Family = "model"   // the model the agent calls
 )
 
 // KindInfo describes a fault kind: what it models and how it is written.
@@ -56,16 +105,27 @@ type KindInfo struct {
 	Arg     Arg      // what follows the beat number
 	Modes   []string // for ModeArg: the allowed modes; the first is the default and is not written
 	Crash   bool     // the fault ends the process
-	Storage bool     // the fault acts on the filesystem
+	Family  Family
 }
 
 var kindTable = []KindInfo{
-	{Kill, "process killed (SIGKILL, OOM, deploy): everything written survives, synced or not", AnyBeat, NoArg, nil, true, true},
-	{Power, "power lost: un-fsynced writes and un-fsynced directory entries are lost", AnyBeat, NoArg, nil, true, true},
-	{Torn, "power lost mid-write: the last un-fsynced write lands as a sector-aligned prefix (or, :garbage, with a garbage tail)", AnyBeat, ModeArg, []string{"prefix", "garbage"}, true, true},
-	{DiskFull, "disk full: writes past a byte budget fail with ENOSPC, the first one landing partially", WriteBeat, BytesArg, nil, false, true},
-	{FsyncFail, "fsync fails with EIO and the dirty data is dropped (a retried fsync then lies)", SyncBeat, NoArg, nil, false, true},
-	{Corrupt, "process killed and one bit of a durable byte flips (bit rot, a bad sector)", AnyBeat, NoArg, nil, true, true},
+	{Kill, "process killed (SIGKILL, OOM): everything written survives, synced or not", AnyBeat, NoArg, nil, true, StorageFamily},
+	{Power, "power lost: un-fsynced writes and un-fsynced directory entries are lost", AnyBeat, NoArg, nil, true, StorageFamily},
+	{Torn, "power lost mid-write: the last un-fsynced write lands as a sector-aligned prefix (or, :garbage, with a garbage tail)", AnyBeat, ModeArg, []string{"prefix", "garbage"}, true, StorageFamily},
+	{DiskFull, "disk full: writes past a byte budget fail with ENOSPC, the first one landing partially", WriteBeat, BytesArg, nil, false, StorageFamily},
+	{FsyncFail, "fsync fails with EIO and the dirty data is dropped (a retried fsync then lies)", SyncBeat, NoArg, nil, false, StorageFamily},
+	{Corrupt, "process killed and one bit of a durable byte flips (bit rot, a bad sector)", AnyBeat, NoArg, nil, true, StorageFamily},
+	{Lease, "the worker is frozen for +DUR (GC pause, laptop lid, suspended VM): its lease expires, another worker takes over, it wakes a zombie", AnyBeat, DurationArg, nil, false, FleetFamily},
+	{Deploy, "every worker is restarted at once, as by a deploy; the disk is untouched", AnyBeat, NoArg, nil, true, FleetFamily},
+	{Switch, "the running worker is preempted for another (:W picks worker W): an interleaving to explore", AnyBeat, WorkerArg, nil, false, FleetFamily},
+	{ToolTransient, "a tool call fails before it is applied, with a retryable error (503)", ToolBeat, NoArg, nil, false, ToolFamily},
+	{ToolAmbiguous, "a tool call is applied but its reply is lost (200, then the connection dropped)", ToolBeat, NoArg, nil, false, ToolFamily},
+	{ToolTimeout, "a tool call outlives the caller's deadline and is applied after it", ToolBeat, NoArg, nil, false, ToolFamily},
+	{CallbackDup, "a tool's asynchronous completion is delivered twice", ToolBeat, NoArg, nil, false, ToolFamily},
+	{ModelRateLimit, "the model answers 429 with a retry-after delay", ModelBeat, NoArg, nil, false, ModelFamily},
+	{ModelError, "the model answers with a server error (500)", ModelBeat, NoArg, nil, false, ModelFamily},
+	{ModelContext, "the model refuses the call: the context is too long", ModelBeat, NoArg, nil, false, ModelFamily},
+	{ModelHang, "the model never answers: the call waits until the caller gives up", ModelBeat, NoArg, nil, false, ModelFamily},
 }
 
 var kindIndex = func() map[Kind]int {
@@ -80,12 +140,24 @@ var kindIndex = func() map[Kind]int {
 func Kinds() []KindInfo { return append([]KindInfo(nil), kindTable...) }
 
 // StorageKinds lists the kinds that act on the filesystem, in a stable order.
-func StorageKinds() []Kind {
+func StorageKinds() []Kind { return FamilyKinds(StorageFamily) }
+
+// FamilyKinds lists the kinds of a family, in a stable order.
+func FamilyKinds(f Family) []Kind {
 	var ks []Kind
 	for _, k := range kindTable {
-		if k.Storage {
+		if k.Family == f {
 			ks = append(ks, k.Kind)
 		}
+	}
+	return ks
+}
+
+// AllKinds lists every kind, in a stable order.
+func AllKinds() []Kind {
+	ks := make([]Kind, len(kindTable))
+	for i, k := range kindTable {
+		ks[i] = k.Kind
 	}
 	return ks
 }
@@ -99,9 +171,9 @@ func (k Kind) Info() (KindInfo, bool) {
 	return kindTable[i], true
 }
 
-// ParseKinds parses a comma-separated list of kind names ("kill,power"). The word "storage"
-// stands for every storage kind and "all" for every kind. The result has no duplicates and keeps
-// the order of first mention.
+// ParseKinds parses a comma-separated list of kind names ("kill,power"). A family name
+// ("storage", "fleet", "tool", "model") stands for every kind of the family, and "all" for
+// every kind. The result has no duplicates and keeps the order of first mention.
 func ParseKinds(list string) ([]Kind, error) {
 	var out []Kind
 	seen := map[Kind]bool{}
@@ -116,18 +188,18 @@ func ParseKinds(list string) ([]Kind, error) {
 		switch name {
 		case "":
 			return nil, fmt.Errorf("fault list %q: empty fault name", list)
-		case "storage":
-			for _, k := range StorageKinds() {
+		case string(StorageFamily), string(FleetFamily), string(ToolFamily), string(ModelFamily):
+			for _, k := range FamilyKinds(Family(name)) {
 				add(k)
 			}
 		case "all":
-			for _, k := range kindTable {
-				add(k.Kind)
+			for _, k := range AllKinds() {
+				add(k)
 			}
 		default:
 			k := Kind(name)
 			if _, ok := k.Info(); !ok {
-				return nil, fmt.Errorf("fault list %q: unknown fault %q (known: %s)", list, name, knownKinds())
+				return nil, fmt.Errorf("fault list %q: unknown fault %q (known: %s; or storage, fleet, tool, model, all)", list, name, knownKinds())
 			}
 			add(k)
 		}

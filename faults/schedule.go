@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Fault is one scheduled fault: a kind, the beat it fires at, and its argument.
@@ -12,10 +13,12 @@ import (
 // fsyncfail waits for an fsync, a diskfull for a write). Beats are numbered from 0 across the
 // whole run, restarts included, so a later fault can land in the recovery of an earlier one.
 type Fault struct {
-	Kind  Kind
-	Beat  int
-	Bytes int64  // DiskFull: the bytes that still fit on the disk
-	Mode  string // Torn: "prefix" (the default, written as "") or "garbage"
+	Kind   Kind
+	Beat   int
+	Bytes  int64         // DiskFull: the bytes that still fit on the disk
+	Mode   string        // Torn: "prefix" (the default, written as "") or "garbage"
+	Dur    time.Duration // Lease: how long the worker is frozen
+	Worker int           // Switch: 1 + the worker to switch to; 0 lets the scheduler choose
 }
 
 // String returns the text form of f, e.g. "power@17", "diskfull@12:4096", "torn@3:garbage".
@@ -39,7 +42,25 @@ func (f Fault) appendTo(b *strings.Builder) {
 			b.WriteByte(':')
 			b.WriteString(f.Mode)
 		}
+	case DurationArg:
+		b.WriteByte('+')
+		b.WriteString(formatDuration(f.Dur))
+	case WorkerArg:
+		if f.Worker > 0 {
+			b.WriteByte(':')
+			b.WriteString(strconv.Itoa(f.Worker - 1))
+		}
 	}
+}
+
+// formatDuration writes d the shortest way time.ParseDuration reads back: "45s", "2h", "1h30m".
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	for _, unit := range []string{"h", "m"} {
+		s = strings.Replace(s, unit+"0m0s", unit, 1)
+		s = strings.Replace(s, unit+"0s", unit, 1)
+	}
+	return s
 }
 
 // Schedule is an ordered list of faults with strictly increasing beats. Its text form is the
@@ -93,6 +114,9 @@ func (e *SyntaxError) Caret() string {
 // maxBeat bounds beat numbers so that arithmetic on them cannot overflow.
 const maxBeat = 1 << 30
 
+// maxDur bounds durations (a year of virtual time), for the same reason.
+const maxDur = 365 * 24 * time.Hour
+
 // ParseSchedule parses the text form of a schedule: faults separated by commas, each written
 // kind@beat with an optional ":arg" (diskfull@12:4096, torn@3:garbage). Spaces around faults are
 // allowed. The empty string is the empty schedule. Errors are *SyntaxError values.
@@ -121,6 +145,7 @@ func ParseSchedule(text string) (Schedule, error) {
 // parseFault parses one fault; at is the offset of part in text, for errors.
 func parseFault(text string, at int, part string) (Fault, error) {
 	fail := func(off int, format string, args ...any) (Fault, error) {
+		off = min(off, len(part))
 		return Fault{}, &SyntaxError{text, at + off, fmt.Sprintf(format, args...)}
 	}
 	if part == "" {
@@ -147,7 +172,21 @@ func parseFault(text string, at int, part string) (Fault, error) {
 	}
 	f := Fault{Kind: kind, Beat: beat}
 	rest, off = rest[digits:], off+digits
+	if rest == "" && info.Arg == DurationArg {
+		return fail(off, "%s wants +DURATION after the beat number, like %s@%d+45s", kind, kind, beat)
+	}
 	if rest == "" {
+		return f, nil
+	}
+	if info.Arg == DurationArg {
+		if rest[0] != '+' {
+			return fail(off, "%s wants +DURATION after the beat number, like %s@%d+45s", kind, kind, beat)
+		}
+		d, err := time.ParseDuration(rest[1:])
+		if err != nil || d <= 0 || d > maxDur {
+			return fail(off+1, "%s wants a positive duration such as 45s or 2h, not %q", kind, rest[1:])
+		}
+		f.Dur = d
 		return f, nil
 	}
 	if rest[0] != ':' {
@@ -158,6 +197,12 @@ func parseFault(text string, at int, part string) (Fault, error) {
 	switch info.Arg {
 	case NoArg:
 		return fail(off-1, "%s takes no argument", kind)
+	case WorkerArg:
+		w, err := strconv.Atoi(arg)
+		if err != nil || w < 0 || w > 1000 {
+			return fail(off, "%s wants a worker number, not %q", kind, arg)
+		}
+		f.Worker = w + 1
 	case BytesArg:
 		n, err := strconv.ParseInt(arg, 10, 64)
 		if err != nil || n < 0 {

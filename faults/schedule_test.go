@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
 )
@@ -22,6 +23,11 @@ func TestParseSchedule(t *testing.T) {
 		{"torn@3:garbage, fsyncfail@8", "torn@3:garbage,fsyncfail@8", faults.Schedule{{Kind: faults.Torn, Beat: 3, Mode: "garbage"}, {Kind: faults.FsyncFail, Beat: 8}}},
 		{"torn@3:prefix", "torn@3", faults.Schedule{{Kind: faults.Torn, Beat: 3}}},
 		{"corrupt@0", "corrupt@0", faults.Schedule{{Kind: faults.Corrupt, Beat: 0}}},
+		{"lease@20+45s", "lease@20+45s", faults.Schedule{{Kind: faults.Lease, Beat: 20, Dur: 45 * time.Second}}},
+		{"lease@3+120m,deploy@9", "lease@3+2h,deploy@9", faults.Schedule{{Kind: faults.Lease, Beat: 3, Dur: 2 * time.Hour}, {Kind: faults.Deploy, Beat: 9}}},
+		{"lease@3+90s", "lease@3+1m30s", faults.Schedule{{Kind: faults.Lease, Beat: 3, Dur: 90 * time.Second}}},
+		{"switch@4,switch@6:1", "switch@4,switch@6:1", faults.Schedule{{Kind: faults.Switch, Beat: 4}, {Kind: faults.Switch, Beat: 6, Worker: 2}}},
+		{"tool-ambiguous@7,model-hang@8", "tool-ambiguous@7,model-hang@8", faults.Schedule{{Kind: faults.ToolAmbiguous, Beat: 7}, {Kind: faults.ModelHang, Beat: 8}}},
 	} {
 		got, err := faults.ParseSchedule(tc.in)
 		if err != nil {
@@ -59,6 +65,12 @@ func TestParseScheduleErrorsPointAtTheProblem(t *testing.T) {
 		{"torn@3:sideways", 8, `mode "sideways" is not one of prefix, garbage`},
 		{"kill@4x", 7, `unexpected "x"`},
 		{"kill@99999999999", 6, "too large"},
+		{"lease@20", 9, "lease wants +DURATION"},
+		{"lease@20:45s", 9, "lease wants +DURATION"},
+		{"lease@20+soon", 10, "positive duration"},
+		{"lease@20+-5s", 10, "positive duration"},
+		{"switch@4:x", 10, "worker number"},
+		{"kill@4+5s", 7, `unexpected "+"`},
 	} {
 		_, err := faults.ParseSchedule(tc.in)
 		var se *faults.SyntaxError
@@ -78,7 +90,7 @@ func TestParseScheduleErrorsPointAtTheProblem(t *testing.T) {
 // FuzzParseSchedule checks that the parser never panics and that whatever it accepts
 // round-trips through its canonical text.
 func FuzzParseSchedule(f *testing.F) {
-	for _, s := range []string{"power@17", "kill@4,kill@9", "diskfull@12:4096", "torn@3:garbage", " kill@1 , power@2", "corrupt@0", "x@", "@@", "kill@4,,", "diskfull@1:"} {
+	for _, s := range []string{"power@17", "kill@4,kill@9", "diskfull@12:4096", "torn@3:garbage", " kill@1 , power@2", "corrupt@0", "x@", "@@", "kill@4,,", "diskfull@1:", "lease@2+45s", "lease@2+1h30m", "switch@3:1", "model-hang@4"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -113,6 +125,12 @@ func TestParseKinds(t *testing.T) {
 	}
 	if ks, _ := faults.ParseKinds("storage"); len(ks) != 6 {
 		t.Fatalf("storage = %v, want the six storage kinds", ks)
+	}
+	if ks, _ := faults.ParseKinds("tool,model"); len(ks) != 8 || ks[0] != faults.ToolTransient {
+		t.Fatalf("tool,model = %v", ks)
+	}
+	if ks, _ := faults.ParseKinds("all"); len(ks) != len(faults.Kinds()) {
+		t.Fatalf("all = %v", ks)
 	}
 	if _, err := faults.ParseKinds("kill,meteor"); err == nil || !strings.Contains(err.Error(), `unknown fault "meteor"`) {
 		t.Fatalf("ParseKinds(kill,meteor) = %v", err)

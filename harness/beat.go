@@ -1,7 +1,9 @@
 package harness
 
 import (
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
 )
@@ -15,46 +17,69 @@ const (
 	BeatToolSent                    // a tool call leaving the process
 	BeatToolApplied                 // a tool call applied, its reply not yet received
 	BeatMark                        // a progress mark
+	BeatModel                       // a model call leaving the process
+	BeatSleep                       // a wait for virtual time
+	BeatAwait                       // a wait for a message on a topic
+	BeatLease                       // a call to the lease service
 )
 
 // Beat is one interaction of the target with its Env, the unit at which faults are scheduled.
 type Beat struct {
 	Kind    BeatKind
-	Attempt int       // the process: 0 for the first, one more per restart
+	Worker  int       // the worker (slot) whose process made the beat
+	Attempt int       // the process: numbered from 0 in the order processes start
 	Op      faults.Op // BeatFS: the operation
-	Name    string    // the tool, or the mark's label
-	Key     string    // the tool call's idempotency key
-	Fault   int       // 1 + the index in the schedule of the fault that fired here; 0 if none
+	Name    string    // the tool, the mark's label, the model call's purpose, the topic, the lease
+	Key     string    // the tool call's idempotency key; the lease operation
+	Dur     time.Duration
+	Fault   int // 1 + the index in the schedule of the fault that fired here; 0 if none
 }
 
 // Label describes the beat in a few words, e.g. "fs.write run/wal.log +128B @4096",
-// "tool create_po key=r1:3 applied", "mark step 3 committed".
+// "tool create_po key=r1:3 applied", "mark step 3 committed", "model plan step 3".
 func (b Beat) Label() string {
+	var s strings.Builder
+	if b.Worker > 0 {
+		s.WriteString("w" + strconv.Itoa(b.Worker) + " ")
+	}
 	switch b.Kind {
 	case BeatFS:
-		return b.Op.String()
+		s.WriteString(b.Op.String())
 	case BeatMark:
-		return "mark " + b.Name
-	}
-	var s strings.Builder
-	s.WriteString("tool ")
-	s.WriteString(b.Name)
-	if b.Key != "" {
-		s.WriteString(" key=")
-		s.WriteString(b.Key)
-	}
-	if b.Kind == BeatToolSent {
-		s.WriteString(" sent")
-	} else {
-		s.WriteString(" applied")
+		s.WriteString("mark " + b.Name)
+	case BeatModel:
+		s.WriteString("model " + b.Name)
+	case BeatSleep:
+		s.WriteString("sleep " + b.Dur.String())
+	case BeatAwait:
+		s.WriteString("await " + b.Name)
+	case BeatLease:
+		s.WriteString("lease " + b.Key + " " + b.Name)
+	default:
+		s.WriteString("tool ")
+		s.WriteString(b.Name)
+		if b.Key != "" {
+			s.WriteString(" key=")
+			s.WriteString(b.Key)
+		}
+		if b.Kind == BeatToolSent {
+			s.WriteString(" sent")
+		} else {
+			s.WriteString(" applied")
+		}
 	}
 	return s.String()
 }
 
 // in reports whether a fault of class c can fire at b.
 func (b Beat) in(c faults.Class) bool {
-	if b.Kind == BeatFS {
-		return b.Op.Kind.In(c)
+	switch c {
+	case faults.AnyBeat:
+		return true
+	case faults.ToolBeat:
+		return b.Kind == BeatToolSent
+	case faults.ModelBeat:
+		return b.Kind == BeatModel
 	}
-	return c == faults.AnyBeat
+	return b.Kind == BeatFS && b.Op.Kind.In(c)
 }

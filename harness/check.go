@@ -155,8 +155,10 @@ func (rn *Runner) CrashState(f faults.Fault) (any, error) {
 	if f.Beat < 0 || f.Beat >= rn.GoldenBeats() {
 		return nil, fmt.Errorf("CrashState: beat %d is outside the golden run's %d beats", f.Beat, rn.GoldenBeats())
 	}
+	if rn.o.Replicas != 1 {
+		return nil, fmt.Errorf("CrashState: only with one worker (Options.Replicas is %d)", rn.o.Replicas)
+	}
 	r := newRun(rn.target, &rn.o, rn.tools, faults.Schedule{f}, 0, 0)
 	rn.derive(r, f)
-	r.disk.Crash(f, r.crashRand(f.Beat))
 	return rn.stater.State(r.disk)
 }

@@ -2,10 +2,9 @@ package harness
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
@@ -13,36 +12,28 @@ import (
 )
 
 // Env is everything a target may touch outside its own memory, for one process: the
-// filesystem, the clock, the world, a random source, and progress marks. Each restart gets a
-// new Env over the same disk and world.
+// filesystem, virtual time, the world (tools, leases, messages, the model), a random source,
+// and progress marks. Each restart gets a new Env over the same disk and world.
+//
+// Every Env call that changes something, or waits, is a beat, at which a fault may fire. Call
+// the Env from the goroutine running Run, or from goroutines started with Go: the harness runs
+// them one at a time, which is what makes every run reproducible.
 type Env struct {
-	r       *run
-	attempt int
-	bare    bool // outside any campaign: no beats, no faults
-	fs      afero.Fs
-	rng     *rand.Rand
-	dead    atomic.Bool
-	stop    chan struct{} // closed when the process is crashed
-	once    sync.Once
+	r    *run
+	p    *process
+	bare bool // outside any campaign: no beats, no faults
+	fs   afero.Fs
+	rng  *rand.Rand
 }
 
-// BareEnv returns an Env outside any campaign, for running a target bare: FS is fsys itself,
-// with no beats and no faults; tools apply at once; marks do nothing; the clock stands still at
-// faults.Epoch. It serves to measure a target without chaoskit, or to smoke-test an adapter.
-func BareEnv(fsys afero.Fs, tools []Tool, seed uint64) *Env {
-	r := &run{world: newWorld(tools), clock: faults.NewClock(faults.Epoch)}
-	return &Env{r: r, bare: true, fs: fsys, rng: rand.New(rand.NewPCG(seed, 0)), stop: make(chan struct{})}
-}
-
-// FS returns the process's filesystem. Every mutating call on it is a beat, at which a fault
-// may fire; reads are not beats.
+// FS returns the process's filesystem. Every mutating call on it is a beat; reads are not.
 func (e *Env) FS() afero.Fs {
 	e.alive()
 	return e.fs
 }
 
-// Now returns the virtual time. It does not move while the target works; it moves across
-// restarts (by Options.RestartDelay) and when the target waits.
+// Now returns the virtual time. It moves only when every thread of every worker waits (on
+// Sleep, a tool's or the model's latency, Await) and across restarts, by Options.RestartDelay.
 func (e *Env) Now() time.Time {
 	e.alive()
 	return e.r.clock.Now()
@@ -56,36 +47,232 @@ func (e *Env) Rand() *rand.Rand {
 	return e.rng
 }
 
-// Attempt numbers the process: 0 for the first, one more per restart.
-func (e *Env) Attempt() int { return e.attempt }
+// Attempt numbers the process: 0 for the first, then one more per process started, whatever
+// its worker.
+func (e *Env) Attempt() int { return e.p.attempt }
+
+// Worker numbers the worker (from 0 to Options.Replicas-1) the process belongs to.
+func (e *Env) Worker() int { return e.p.slot.id }
 
 // Mark declares a progress point: call it right after a step of the harness has become durable,
 // with a label unique to that step ("step 3 committed"). Marks are beats. The oracle measures
-// work lost from them: a restart may redo the work since the last mark before the crash, no
-// more. Mark progress when you make it, not when you replay it from the log.
+// work lost from them: a golden mark made twice is durable work done twice. Mark progress when
+// you make it, not when you replay it from the log; with several workers, only while you hold
+// the run's lease.
 func (e *Env) Mark(label string) {
 	e.beat(Beat{Kind: BeatMark, Name: label})
 }
 
+// Sleep waits d of virtual time, or until ctx is done (returning its error). It is a beat.
+func (e *Env) Sleep(ctx context.Context, d time.Duration) error {
+	e.beat(Beat{Kind: BeatSleep, Dur: d})
+	return e.block(&wait{until: e.r.clock.Now().Add(d), ctx: ctx})
+}
+
+// WithTimeout returns a copy of parent that is done once d of virtual time has passed, with
+// context.DeadlineExceeded: the deadline to give tool and model calls, since a wall-clock
+// deadline would never pass in virtual time.
+func (e *Env) WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	e.alive()
+	ctx, cancel := context.WithCancelCause(parent)
+	at := e.r.clock.Now().Add(d)
+	seq := e.r.addTimer(at, func() { cancel(context.DeadlineExceeded) })
+	return &vctx{Context: ctx, deadline: at}, func() {
+		e.r.removeTimer(seq)
+		cancel(context.Canceled)
+	}
+}
+
+// vctx is a context with a virtual deadline.
+type vctx struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c *vctx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c *vctx) Err() error {
+	if c.Context.Err() == nil {
+		return nil
+	}
+	if context.Cause(c.Context) == context.DeadlineExceeded {
+		return context.DeadlineExceeded
+	}
+	return c.Context.Err()
+}
+
+// Go starts f in a new thread of the process (a watchdog, a heartbeat): it runs when the
+// process's other threads wait, and dies with the process. ctx is done when the process ends.
+func (e *Env) Go(f func(ctx context.Context)) {
+	e.alive()
+	e.r.spawn(e.p, false, func(ctx context.Context) (any, error) {
+		f(ctx)
+		return nil, nil
+	})
+}
+
 // Call calls a tool. It is two beats: the call leaving the process (a crash here means the
 // tool never saw it) and the call applied (a crash here means the effect landed but the reply
-// was lost). It returns ctx's error, without calling the tool, if ctx is done.
+// was lost); the tool's latency passes between them. It returns ctx's error, without calling
+// the tool, if ctx is done.
 func (e *Env) Call(ctx context.Context, c Call) (Reply, error) {
 	e.alive()
+	tool := e.r.world.tool(c.Tool) // an undeclared tool panics here, not under the run's lock
 	if err := ctx.Err(); err != nil {
 		return Reply{}, err
 	}
-	e.r.world.tool(c.Tool) // an undeclared tool panics here, not under the run's lock
-	id := identity(c)
-	if e.bare {
-		return e.r.world.apply(c, id, 0, 0), nil
+	idx, f := e.beat(Beat{Kind: BeatToolSent, Name: c.Tool, Key: c.Key})
+	op := worldOp{kind: wCall, at: e.r.clock.Now(), call: c, identity: identity(c), beat: idx}
+	if e.p != nil {
+		op.attempt = e.p.attempt
 	}
-	idx, _ := e.beat(Beat{Kind: BeatToolSent, Name: c.Tool, Key: c.Key})
-	e.r.mu.Lock()
-	reply := e.r.world.apply(c, id, idx, e.attempt)
-	e.r.mu.Unlock()
+	var kind faults.Kind
+	if f != nil {
+		kind = f.Kind
+	}
+	switch kind {
+	case faults.ToolTransient:
+		return Reply{}, fmt.Errorf("%s: %w", c.Tool, ErrToolTransient)
+	case faults.ToolTimeout:
+		// The call outlives the caller: it is still pending at the caller's deadline (or the
+		// tool's own, a minute), and lands a second after.
+		until := e.r.clock.Now().Add(time.Minute)
+		if dl, ok := ctx.Deadline(); ok && dl.Before(until) {
+			until = dl
+		}
+		err := e.block(&wait{until: until, ctx: ctx})
+		if err == nil {
+			err = context.DeadlineExceeded
+		}
+		op.kind, op.at, op.delay = wLate, e.r.clock.Now(), time.Second
+		e.do(op)
+		return Reply{}, fmt.Errorf("%s: %w (it may still be applied)", c.Tool, err)
+	case faults.CallbackDup:
+		op.dupCallback = true
+	}
+	reply, _, err := e.do(op)
+	if err != nil {
+		return Reply{}, fmt.Errorf("%s: %w", c.Tool, err)
+	}
+	if tool.Latency > 0 {
+		if err := e.block(&wait{until: e.r.clock.Now().Add(tool.Latency), ctx: ctx}); err != nil {
+			return Reply{}, fmt.Errorf("%s: %w (it may have been applied)", c.Tool, err)
+		}
+	}
 	e.beat(Beat{Kind: BeatToolApplied, Name: c.Tool, Key: c.Key})
+	if kind == faults.ToolAmbiguous {
+		return Reply{}, fmt.Errorf("%s: %w", c.Tool, ErrToolAmbiguous)
+	}
 	return reply, nil
+}
+
+// ModelCall is one call of the target's language model. The model is a script: the target
+// says what it answers; the world adds latency, faults, and the count of calls.
+type ModelCall struct {
+	// Purpose names what the call is for, uniquely per logical call ("plan step 3"): the
+	// oracle counts calls made again after restarts by it.
+	Purpose string
+	// Reply is the scripted answer.
+	Reply string
+	// Latency is the virtual time the answer takes.
+	Latency time.Duration
+}
+
+// Model calls the model. It is a beat. Faults can make it answer a rate limit
+// (*RateLimitError), a server error (ErrModelServer), a context-length error (ErrContextLength),
+// or never answer until ctx is done, so give it a deadline with WithTimeout.
+func (e *Env) Model(ctx context.Context, c ModelCall) (string, error) {
+	e.alive()
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	_, f := e.beat(Beat{Kind: BeatModel, Name: c.Purpose})
+	if f != nil {
+		switch f.Kind {
+		case faults.ModelRateLimit:
+			return "", &RateLimitError{RetryAfter: 20 * time.Second}
+		case faults.ModelError:
+			return "", ErrModelServer
+		case faults.ModelContext:
+			return "", ErrContextLength
+		case faults.ModelHang:
+			return "", e.block(&wait{ctx: ctx})
+		}
+	}
+	if c.Latency > 0 {
+		if err := e.block(&wait{until: e.r.clock.Now().Add(c.Latency), ctx: ctx}); err != nil {
+			return "", err
+		}
+	}
+	e.do(worldOp{kind: wModel, at: e.r.clock.Now(), name: c.Purpose})
+	return c.Reply, nil
+}
+
+// Await waits until a message has been posted on topic (an asynchronous tool's completion, a
+// human's approval) and returns every message posted there so far, in order; a delivery may
+// come twice. It is a beat. It returns ctx's error if ctx is done first.
+func (e *Env) Await(ctx context.Context, topic string) ([]Message, error) {
+	e.beat(Beat{Kind: BeatAwait, Name: topic})
+	w := &wait{topic: topic, ctx: ctx}
+	if err := e.block(w); err != nil {
+		return nil, err
+	}
+	return w.msgs, nil
+}
+
+// Acquire takes the named lease for ttl of virtual time, if no one else holds it or it has
+// expired (a sweeper reaping an expired lease is just this). Each acquisition gets a new,
+// larger token. It is a beat. It fails with ErrLeaseHeld.
+func (e *Env) Acquire(ctx context.Context, name string, ttl time.Duration) (Lease, error) {
+	return e.lease(ctx, worldOp{kind: wAcquire, name: name, ttl: ttl}, "acquire")
+}
+
+// Renew extends a lease by ttl from now. It is a beat. It fails with ErrLeaseLost if the lease
+// has expired or been taken over: its holder must stop acting for it.
+func (e *Env) Renew(ctx context.Context, l Lease, ttl time.Duration) (Lease, error) {
+	return e.lease(ctx, worldOp{kind: wRenew, name: l.Name, token: l.Token, ttl: ttl}, "renew")
+}
+
+// Release gives a lease up. It is a beat.
+func (e *Env) Release(ctx context.Context, l Lease) error {
+	_, err := e.lease(ctx, worldOp{kind: wRelease, name: l.Name, token: l.Token}, "release")
+	return err
+}
+
+func (e *Env) lease(ctx context.Context, op worldOp, verb string) (Lease, error) {
+	e.alive()
+	if err := ctx.Err(); err != nil {
+		return Lease{}, err
+	}
+	e.beat(Beat{Kind: BeatLease, Name: op.name, Key: verb})
+	op.at, op.holder = e.r.clock.Now(), fmt.Sprintf("w%d.p%d", e.p.slot.id, e.p.attempt)
+	_, l, err := e.do(op)
+	if err != nil {
+		return l, fmt.Errorf("lease %s: %w", op.name, err)
+	}
+	return l, nil
+}
+
+// do performs a change to the world.
+func (e *Env) do(op worldOp) (Reply, Lease, error) {
+	e.r.mu.Lock()
+	defer e.r.mu.Unlock()
+	return e.r.world.do(op)
+}
+
+// block makes the calling thread wait for w, letting other threads run, and returns why it
+// woke: nil, or the error of w's context.
+func (e *Env) block(w *wait) error {
+	if w.ctx != nil && w.ctx.Err() != nil {
+		return w.ctx.Err()
+	}
+	t := e.r.current
+	t.wait = w
+	e.r.wakeIfReady(t)
+	if t.wait != nil {
+		e.r.report(event{t: t, kind: evBlock})
+	}
+	return w.err
 }
 
 // injector is the Env's side of the fault layer: every mutating filesystem operation is a beat.
@@ -96,32 +283,33 @@ func (i injector) Inject(op faults.Op) *faults.Fault {
 	return f
 }
 
-// alive stops the calling goroutine if its process has been crashed.
+// alive stops the calling goroutine if its process has ended.
 func (e *Env) alive() {
-	if e.dead.Load() {
-		runtime.Goexit()
+	if e.p != nil {
+		select {
+		case <-e.p.dead:
+			runtime.Goexit()
+		default:
+		}
 	}
 }
 
-// beat records a beat and fires the fault due at it, if any. A crash does not return.
+// beat records a beat and fires the fault due at it, if any. A crash does not return; a freeze
+// or a switch returns once the thread has the baton again.
 func (e *Env) beat(b Beat) (int, *faults.Fault) {
-	if e.bare {
-		return 0, nil
-	}
 	e.alive()
-	r := e.r
-	b.Attempt = e.attempt
+	if e.bare {
+		return -1, nil
+	}
+	r, p := e.r, e.p
+	b.Worker, b.Attempt = p.slot.id, p.attempt
 	r.mu.Lock()
 	idx := len(r.beats)
 	r.beats = append(r.beats, b)
 	if r.rec != nil {
 		r.rec.at(r)
 	}
-	if idx >= r.maxBeats {
-		r.overBudget = true
-		r.mu.Unlock()
-		e.exit()
-	}
+	over := idx >= r.maxBeats
 	var due *faults.Fault
 	for i := range r.sched {
 		if r.fired[i] < 0 && r.sched[i].Beat <= idx {
@@ -134,23 +322,31 @@ func (e *Env) beat(b Beat) (int, *faults.Fault) {
 			}
 		}
 	}
-	crash := false
+	r.mu.Unlock()
+	if over {
+		r.exit(event{t: r.current, kind: evOver})
+	}
 	if due != nil {
-		info, _ := due.Kind.Info()
-		if crash = info.Crash; crash {
-			r.crash = due
+		if p.firstFault < 0 {
+			p.firstFault = idx
+		}
+		switch {
+		case isCrash(due.Kind):
+			r.exit(event{t: r.current, kind: evCrash, fault: due})
+		case due.Kind == faults.Lease:
+			r.report(event{t: r.current, kind: evFreeze, fault: due})
+		case due.Kind == faults.Switch:
+			r.report(event{t: r.current, kind: evYield, fault: due})
 		}
 	}
-	r.mu.Unlock()
-	if crash {
-		e.exit()
+	if b.Kind == BeatMark {
+		p.marks++
+		p.sinceMark = 0
+	} else {
+		p.sinceMark++
+		if p.marks == 0 {
+			p.toMark++
+		}
 	}
 	return idx, due
-}
-
-// exit ends the process: it marks the Env dead, tells the runner, and stops the goroutine.
-func (e *Env) exit() {
-	e.dead.Store(true)
-	e.once.Do(func() { close(e.stop) })
-	runtime.Goexit()
 }

@@ -89,7 +89,7 @@ func ExampleRunner_Run() {
 	fmt.Print(c)
 	// Output:
 	// journal under power@6 (seed 0): fail
-	//   violated bounded-work-lost: restart 1 went back to the start and redid 6 beats of golden work; when the run stopped at golden beat 6, the last mark, "step 0", was 2 beats before it
+	//   violated bounded-work-lost: 4 beats of durable golden work were done again: "step 0" was made again at beat 10 (process 1), after it had been made
 	//   beats around the fault:
 	//          2  p0  fs.sync journal
 	//          3  p0  mark step 0

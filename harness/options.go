@@ -58,6 +58,10 @@ type Options struct {
 	Seed uint64
 	// Workers is how many cases run at once (default GOMAXPROCS). Results do not depend on it.
 	Workers int
+	// Replicas is how many workers of the target run at once against the one disk and world,
+	// as a fleet does (default 1): they take turns under a seeded cooperative scheduler,
+	// switching only at beats, so every interleaving is reproducible.
+	Replicas int
 	// MaxRestarts is how many restarts a case may take before its run counts as not
 	// completing (default 10).
 	MaxRestarts int
@@ -105,6 +109,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.Replicas <= 0 {
+		o.Replicas = 1
 	}
 	if o.MaxRestarts <= 0 {
 		o.MaxRestarts = 10

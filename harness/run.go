@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -16,8 +17,15 @@ import (
 	"github.com/spf13/afero"
 )
 
-// run is one execution of a target under a schedule: its processes share the disk, the world,
-// the clock and the beat counter.
+// run is one execution of a target under a schedule: its workers' processes share the disk,
+// the world, the clock and the beat counter.
+//
+// It is a discrete-event simulation. Every process is a set of threads (its main Run, and those
+// it starts with Env.Go), goroutines that run one at a time: the runner hands a thread the
+// baton, and the thread runs until it blocks (on virtual time, a message, a model that does not
+// answer), finishes, is crashed, or is preempted by a switch fault, reporting which on events.
+// When no thread can run, the clock jumps to the next thing due: a timer, a message, a
+// restart, the end of a freeze. A single thread that never blocks costs nothing per beat.
 type run struct {
 	target Target
 	o      *Options
@@ -27,35 +35,122 @@ type run struct {
 	world  *World
 	clock  *faults.Clock
 	rec    *recorder // set while recording a golden run
+	rng    *rand.Rand
+	bare   afero.Fs // set for a bare run: processes use it directly, without beats or faults
 
-	mu         sync.Mutex
+	mu         sync.Mutex // guards beats and the world against a thread the runner gave up on
 	beats      []Beat
 	notes      map[int]string // what happened at a beat: what a crash did, how a process ended
-	attempts   []oracle.Attempt
-	crash      *faults.Fault // set when the current process is crashed
+	maxBeats   int            // beats after which a run counts as never ending
 	overBudget bool
-	maxBeats   int // beats after which a run counts as never ending
+
+	slots    []*slot
+	procs    []*process // every process started, in order
+	current  *thread
+	events   chan event
+	timers   []timer // virtual deadlines, in order of due time
+	restarts []restart
+	timerSeq int
+	preempt  *faults.Fault // the switch fault the current thread yielded for
+	stuck    string
+}
+
+// slot is a worker: the processes started for it, one after another.
+type slot struct {
+	id       int
+	proc     *process
+	done     bool
+	result   any
+	err      error
+	panicked string
+}
+
+// process is one process of the target: one call of Run, and its threads.
+type process struct {
+	slot       *slot
+	attempt    int
+	env        *Env
+	threads    []*thread
+	frozen     time.Time // frozen (by a lease fault) until
+	dead       chan struct{}
+	ctx        context.Context
+	cancel     context.CancelFunc
+	start      int // its first beat
+	marks      int // marks it made
+	sinceMark  int // beats it made since its last mark
+	toMark     int // beats it made before its first mark
+	firstFault int
+	ended      bool
+	crashed    bool
+}
+
+// thread is one goroutine of a process, run under the baton.
+type thread struct {
+	p      *process
+	resume chan struct{}
+	wait   *wait // what it is blocked on; nil when runnable
+	done   bool
+	exited bool // it left through runtime.Goexit (crashed or killed)
+}
+
+// wait is what a blocked thread waits for; it wakes on the first of them.
+type wait struct {
+	until time.Time       // this virtual time (zero: none)
+	topic string          // a message on this topic
+	ctx   context.Context // this context being done (nil: none)
+	err   error           // why it woke
+	msgs  []Message       // the topic's messages, when it woke for them
+}
+
+type eventKind uint8
+
+const (
+	evFinish eventKind = iota // the thread's function returned
+	evBlock                   // the thread blocked on its wait
+	evYield                   // the thread was preempted by a switch fault
+	evCrash                   // a fault crashed the process (or every process)
+	evFreeze                  // a lease fault froze the process
+	evOver                    // the run exceeded its beat budget
+)
+
+type event struct {
+	t        *thread
+	kind     eventKind
+	fault    *faults.Fault
+	result   any
+	err      error
+	panicked string
+}
+
+type timer struct {
+	at     time.Time
+	seq    int
+	cancel func()
+}
+
+type restart struct {
+	at   time.Time
+	slot *slot
 }
 
 // cursor is where a golden run stood just before a beat: enough to rebuild its disk, world and
 // clock at that beat without running it again.
 type cursor struct {
-	disk, calls int
+	disk, world int
 	now         time.Time
 }
 
 type recorder struct{ cursors []cursor }
 
 func (rc *recorder) at(r *run) {
-	rc.cursors = append(rc.cursors, cursor{r.disk.LogLen(), len(r.world.calls), r.clock.Now()})
+	rc.cursors = append(rc.cursors, cursor{r.disk.LogLen(), len(r.world.log), r.clock.Now()})
 }
 
-// ending is how one process ended.
+// ending is how a run ended.
 type ending struct {
 	result   any
 	err      error
 	panicked string
-	crash    *faults.Fault
 	hung     string
 	over     bool
 }
@@ -66,14 +161,567 @@ func (x ending) String() string {
 		return x.hung
 	case x.over:
 		return "no end in sight"
-	case x.crash != nil:
-		return "crashed by " + x.crash.String()
 	case x.panicked != "":
 		return "panicked: " + firstLine(x.panicked)
 	case x.err != nil:
 		return "failed: " + x.err.Error()
 	}
 	return "completed"
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+func newRun(t Target, o *Options, tools []Tool, s faults.Schedule, maxBeats, goldenBeats int) *run {
+	r := &run{
+		target:   t,
+		o:        o,
+		sched:    s,
+		fired:    make([]int, len(s)),
+		clock:    faults.NewClock(faults.Epoch),
+		notes:    map[int]string{},
+		maxBeats: maxBeats,
+		beats:    make([]Beat, 0, goldenBeats+goldenBeats/2),
+		rng:      rand.New(rand.NewPCG(o.Seed, 0x736368656475)),
+		events:   make(chan event),
+	}
+	r.disk = faults.NewDisk(faults.DiskOptions{Now: r.clock.Now, Sector: o.Sector})
+	r.world = newWorld(tools)
+	for i := range r.fired {
+		r.fired[i] = -1
+	}
+	for i := 0; i < o.Replicas; i++ {
+		r.slots = append(r.slots, &slot{id: i})
+	}
+	return r
+}
+
+// newProcess records a new process for slot s, not yet running.
+func (r *run) newProcess(s *slot) *process {
+	p := &process{slot: s, attempt: len(r.procs), dead: make(chan struct{}), start: len(r.beats), firstFault: -1}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.env = &Env{r: r, p: p, rng: rand.New(rand.NewPCG(r.o.Seed, uint64(p.attempt)))}
+	if r.bare != nil {
+		p.env.fs, p.env.bare = r.bare, true
+	} else {
+		p.env.fs = faults.New(r.disk, injector{p.env})
+	}
+	s.proc = p
+	r.procs = append(r.procs, p)
+	return p
+}
+
+// start starts a process for slot s: its main thread, runnable.
+func (r *run) start(s *slot) {
+	p := r.newProcess(s)
+	r.spawn(p, true, func(ctx context.Context) (any, error) { return r.target.Run(ctx, p.env) })
+}
+
+// spawn starts a thread of p; it waits for the baton before running f.
+func (r *run) spawn(p *process, main bool, f func(ctx context.Context) (any, error)) {
+	t := &thread{p: p, resume: make(chan struct{})}
+	p.threads = append(p.threads, t)
+	go func() {
+		if !t.await() {
+			return
+		}
+		ev := event{t: t, kind: evFinish}
+		defer func() {
+			select {
+			case <-p.dead: // crashed or killed: the runner knows
+				return
+			default:
+			}
+			if t.exited {
+				return
+			}
+			if p := recover(); p != nil {
+				ev.panicked = fmt.Sprintf("%v%s", p, panicSite(debug.Stack()))
+			}
+			if !main {
+				ev.result, ev.err = nil, nil
+			}
+			r.events <- ev
+		}()
+		ev.result, ev.err = f(p.ctx)
+	}()
+}
+
+// await waits for the baton; false means the process died meanwhile.
+func (t *thread) await() bool {
+	select {
+	case <-t.resume:
+		return true
+	case <-t.p.dead:
+		return false
+	}
+}
+
+// report sends an event for the current thread and waits for the baton again. A thread whose
+// process dies meanwhile leaves through runtime.Goexit.
+func (r *run) report(ev event) {
+	t := ev.t
+	r.events <- ev
+	if !t.await() {
+		t.exited = true
+		runtime.Goexit()
+	}
+}
+
+// exit sends a final event for the current thread and stops it.
+func (r *run) exit(ev event) {
+	ev.t.exited = true
+	r.events <- ev
+	runtime.Goexit()
+}
+
+// runnable lists the threads that can run, in a stable order.
+func (r *run) runnable() []*thread {
+	var out []*thread
+	for _, s := range r.slots {
+		p := s.proc
+		if p == nil || p.ended || p.frozen.After(r.clock.Now()) {
+			continue
+		}
+		for _, t := range p.threads {
+			if !t.done && t.wait == nil {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// pick chooses the next thread to run: the current one while it can, else one drawn by the
+// scheduler's seeded source; after a switch fault, one of another worker (or the one named).
+func (r *run) pick() *thread {
+	ts := r.runnable()
+	if len(ts) == 0 {
+		return nil
+	}
+	if f := r.preempt; f != nil {
+		r.preempt = nil
+		var others []*thread
+		for _, t := range ts {
+			if t.p != r.current.p && (f.Worker == 0 || t.p.slot.id == f.Worker-1) {
+				others = append(others, t)
+			}
+		}
+		if len(others) > 0 {
+			ts = others
+		}
+	} else if c := r.current; c != nil && slices.Contains(ts, c) {
+		return c
+	}
+	if len(ts) == 1 {
+		return ts[0]
+	}
+	return ts[r.rng.IntN(len(ts))]
+}
+
+// loop runs the processes until every worker is done, or the run stops for good.
+func (r *run) loop() ending {
+	for {
+		if x, over := r.over(); over {
+			return x
+		}
+		t := r.pick()
+		if t == nil {
+			if !r.advance() {
+				return r.stuckEnding()
+			}
+			continue
+		}
+		r.current = t
+		ev, hung := r.next(t)
+		if hung != "" {
+			return ending{hung: hung}
+		}
+		if x, stop := r.handle(ev); stop {
+			return x
+		}
+		r.wakeReady()
+	}
+}
+
+// next runs t until it reports an event. It returns a reason instead if t hangs: no beat for
+// a whole Timeout of wall-clock time.
+func (r *run) next(t *thread) (event, string) {
+	t.resume <- struct{}{}
+	tick := time.NewTicker(r.o.Timeout)
+	defer tick.Stop()
+	seen := -1
+	for {
+		select {
+		case ev := <-r.events:
+			return ev, ""
+		case <-tick.C:
+			r.mu.Lock()
+			n := len(r.beats)
+			r.mu.Unlock()
+			if n == seen {
+				r.killAll()
+				return event{}, fmt.Sprintf("process %d hung: no beat for %s (wall clock)", t.p.attempt, r.o.Timeout)
+			}
+			seen = n
+		}
+	}
+}
+
+// handle applies an event. It returns the run's ending and true when the run is over.
+func (r *run) handle(ev event) (ending, bool) {
+	t, p := ev.t, ev.t.p
+	switch ev.kind {
+	case evYield:
+		r.preempt = ev.fault
+	case evBlock:
+		r.wakeIfReady(t)
+	case evFreeze:
+		p.frozen = r.clock.Now().Add(ev.fault.Dur)
+		r.note(len(r.beats)-1, fmt.Sprintf("process %d frozen for %s", p.attempt, ev.fault.Dur))
+	case evOver:
+		r.killAll()
+		r.overBudget = true
+		return ending{over: true}, true
+	case evFinish:
+		t.done = true
+		if t != p.threads[0] {
+			return ending{}, false // a secondary thread ended; the process goes on
+		}
+		r.end(p, fmt.Sprintf("process %d %s", p.attempt, ending{result: ev.result, err: ev.err, panicked: ev.panicked}))
+		s := p.slot
+		s.result, s.err, s.panicked = ev.result, ev.err, ev.panicked
+		if ev.err == nil && ev.panicked == "" {
+			s.done = true
+			return ending{}, false
+		}
+		if p.firstFault < 0 && !r.pending() {
+			s.done = true // it failed on its own, with nothing left to fire: restarting cannot help
+			return ending{}, false
+		}
+		return r.restart(s, 0)
+	case evCrash:
+		return r.crashed(p, *ev.fault)
+	}
+	return ending{}, false
+}
+
+// crashed applies a crash fault that fired in process p.
+func (r *run) crashed(p *process, f faults.Fault) (ending, bool) {
+	beat := len(r.beats) - 1
+	victims := []*process{p}
+	if f.Kind == faults.Power || f.Kind == faults.Torn || f.Kind == faults.Deploy {
+		victims = r.live() // the machine, or the fleet
+	}
+	for _, v := range victims {
+		v.crashed = true
+		r.end(v, fmt.Sprintf("process %d crashed by %s", v.attempt, f))
+	}
+	if f.Kind != faults.Deploy {
+		r.note(beat, r.disk.Crash(f, r.crashRand(beat)))
+	}
+	for _, v := range victims {
+		if x, stop := r.restart(v.slot, r.o.RestartDelay); stop {
+			return x, true
+		}
+	}
+	return ending{}, false
+}
+
+// restart schedules a new process for slot s after delay, unless the restarts are used up.
+func (r *run) restart(s *slot, delay time.Duration) (ending, bool) {
+	if len(r.procs)-len(r.slots) >= r.o.MaxRestarts {
+		r.killAll()
+		err := fmt.Errorf("gave up after %d restarts; the last process %s", r.o.MaxRestarts, ending{err: s.err, panicked: s.panicked})
+		if s.err == nil && s.panicked == "" {
+			err = fmt.Errorf("gave up after %d restarts; the last process was crashed", r.o.MaxRestarts)
+		}
+		return ending{err: err}, true
+	}
+	s.done = false
+	r.restarts = append(r.restarts, restart{at: r.clock.Now().Add(delay), slot: s})
+	return ending{}, false
+}
+
+// end marks process p dead: its threads stop at their next Env call, or now if blocked.
+func (r *run) end(p *process, note string) {
+	if p.ended {
+		return
+	}
+	p.ended = true
+	p.cancel()
+	close(p.dead)
+	end := len(r.beats)
+	if end > p.start {
+		r.note(end-1, note)
+	}
+}
+
+func (r *run) live() []*process {
+	var out []*process
+	for _, s := range r.slots {
+		if s.proc != nil && !s.proc.ended {
+			out = append(out, s.proc)
+		}
+	}
+	return out
+}
+
+func (r *run) killAll() {
+	for _, p := range r.live() {
+		r.end(p, fmt.Sprintf("process %d stopped", p.attempt))
+	}
+}
+
+// over reports whether every worker is done, with the run's ending.
+func (r *run) over() (ending, bool) {
+	var x ending
+	for _, s := range r.slots {
+		if !s.done || s.proc == nil {
+			return x, false
+		}
+	}
+	results := make([]any, len(r.slots))
+	for i, s := range r.slots {
+		results[i] = s.result
+		if x.err == nil && x.panicked == "" {
+			x.err, x.panicked = s.err, s.panicked
+		}
+	}
+	x.result = results[0]
+	if len(results) > 1 {
+		x.result = results
+	}
+	return x, true
+}
+
+// advance moves the clock to the next thing due and makes it happen. It returns false when
+// nothing is due: every thread waits for something that will never come.
+func (r *run) advance() bool {
+	now := r.clock.Now()
+	next, ok := time.Time{}, false
+	consider := func(t time.Time) {
+		if !ok || t.Before(next) {
+			next, ok = t, true
+		}
+	}
+	for _, p := range r.live() {
+		if p.frozen.After(now) {
+			consider(p.frozen)
+		}
+		for _, t := range p.threads {
+			if t.wait != nil && !t.wait.until.IsZero() {
+				consider(t.wait.until)
+			}
+		}
+	}
+	if len(r.timers) > 0 {
+		consider(r.timers[0].at)
+	}
+	if at, due := r.world.next(); due {
+		consider(at)
+	}
+	for _, rs := range r.restarts {
+		consider(rs.at)
+	}
+	if !ok {
+		return false
+	}
+	if next.After(now) {
+		r.clock.Set(next)
+	}
+	r.mu.Lock()
+	r.world.do(worldOp{kind: wAdvance, at: next})
+	r.mu.Unlock()
+	for len(r.timers) > 0 && !r.timers[0].at.After(next) {
+		tm := r.timers[0]
+		r.timers = r.timers[1:]
+		tm.cancel()
+	}
+	var later []restart
+	for _, rs := range r.restarts {
+		if rs.at.After(next) {
+			later = append(later, rs)
+		} else {
+			r.start(rs.slot)
+		}
+	}
+	r.restarts = later
+	r.wakeReady()
+	return true
+}
+
+// wakeReady wakes every blocked thread whose wait is over.
+func (r *run) wakeReady() {
+	for _, p := range r.live() {
+		for _, t := range p.threads {
+			r.wakeIfReady(t)
+		}
+	}
+}
+
+func (r *run) wakeIfReady(t *thread) {
+	w := t.wait
+	if w == nil || t.done {
+		return
+	}
+	switch {
+	case w.topic != "" && len(r.world.topics[w.topic]) > 0:
+		w.msgs = append([]Message(nil), r.world.topics[w.topic]...)
+	case w.ctx != nil && w.ctx.Err() != nil:
+		w.err = w.ctx.Err()
+	case !w.until.IsZero() && !w.until.After(r.clock.Now()):
+	default:
+		return
+	}
+	t.wait = nil
+}
+
+// addTimer registers a virtual deadline and returns its number, for removeTimer.
+func (r *run) addTimer(at time.Time, cancel func()) int {
+	r.timerSeq++
+	tm := timer{at: at, seq: r.timerSeq, cancel: cancel}
+	i := len(r.timers)
+	for i > 0 && r.timers[i-1].at.After(at) {
+		i--
+	}
+	r.timers = slices.Insert(r.timers, i, tm)
+	return tm.seq
+}
+
+// removeTimer forgets a deadline that no longer matters, so that it does not move the clock.
+func (r *run) removeTimer(seq int) {
+	r.timers = slices.DeleteFunc(r.timers, func(t timer) bool { return t.seq == seq })
+}
+
+func (r *run) stuckEnding() ending {
+	var waiting []string
+	for _, p := range r.live() {
+		for _, t := range p.threads {
+			if t.wait != nil {
+				what := "forever"
+				if t.wait.topic != "" {
+					what = "a message on " + t.wait.topic
+				}
+				waiting = append(waiting, fmt.Sprintf("process %d waits for %s", p.attempt, what))
+			}
+		}
+	}
+	r.killAll()
+	return ending{err: fmt.Errorf("stuck: nothing will ever wake the run (%s)", strings.Join(waiting, "; "))}
+}
+
+// pending reports whether a scheduled fault has yet to fire.
+func (r *run) pending() bool { return slices.Contains(r.fired, -1) }
+
+// crashRand returns the random source for the crash at beat: a function of the seed and the
+// beat only, so that a derived crash state equals a re-run one.
+func (r *run) crashRand(beat int) *rand.Rand {
+	return rand.New(rand.NewPCG(r.o.Seed^0x63_68_61_6f_73_6b_69_74, uint64(beat)))
+}
+
+func (r *run) note(beat int, s string) {
+	if beat < 0 {
+		return
+	}
+	if old := r.notes[beat]; old != "" {
+		s = old + "; " + s
+	}
+	r.notes[beat] = s
+}
+
+// attempts describes the run's processes for the oracle.
+func (r *run) attempts() []oracle.Attempt {
+	out := make([]oracle.Attempt, len(r.procs))
+	first := map[*slot]bool{}
+	for i, p := range r.procs {
+		end := len(r.beats)
+		if p.ended {
+			end = p.start
+			for j := len(r.beats) - 1; j >= p.start; j-- {
+				if r.beats[j].Attempt == p.attempt {
+					end = j + 1
+					break
+				}
+			}
+		}
+		out[i] = oracle.Attempt{Slot: p.slot.id, Start: p.start, End: end, FirstFault: p.firstFault,
+			First: !first[p.slot], Marks: p.marks, SinceMark: p.sinceMark, ToFirstMark: p.toMark,
+			Crashed: p.crashed}
+		first[p.slot] = true
+	}
+	return out
+}
+
+// observe turns a finished run into what the oracle reads.
+func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	obs := &oracle.Observation{
+		Beats:      len(r.beats),
+		Attempts:   r.attempts(),
+		Effects:    r.world.effects,
+		ModelCalls: r.world.models,
+	}
+	for i, b := range r.beats {
+		if b.Kind == BeatMark && (b.Fault == 0 || !stops(r.sched[b.Fault-1].Kind)) { // a crash or freeze at a mark stops it
+			obs.Marks = append(obs.Marks, oracle.Mark{Beat: i, Label: b.Name, Attempt: b.Attempt})
+		}
+		if trace {
+			obs.Trace = append(obs.Trace, b.Label())
+		}
+	}
+	for i, f := range r.sched {
+		if f.Kind == faults.Corrupt && r.fired[i] >= 0 {
+			obs.Unrecoverable = true
+		}
+	}
+	switch {
+	case x.hung != "":
+		obs.Undecided = x.hung
+		return obs
+	case x.over:
+		obs.Err = fmt.Sprintf("no end in sight: %d beats without completing; a livelock, or a restart that never gets anywhere", len(r.beats))
+	case x.panicked != "":
+		obs.Err = "the last process panicked: " + x.panicked
+	case x.err != nil:
+		obs.Err = "the last process failed: " + x.err.Error()
+		if strings.HasPrefix(x.err.Error(), "stuck:") || strings.HasPrefix(x.err.Error(), "gave up") {
+			obs.Err = x.err.Error()
+		}
+	default:
+		obs.Completed = true
+		obs.Result = x.result
+	}
+	if stater != nil && obs.Completed {
+		obs.State, obs.StateErr = readState(stater, r.disk)
+	}
+	return obs
+}
+
+// stops reports whether a fault of kind k stops the beat it fires at (a crash, or a freeze
+// whose beat happens late).
+func stops(k faults.Kind) bool { return isCrash(k) }
+
+func isCrash(k faults.Kind) bool {
+	info, _ := k.Info()
+	return info.Crash
+}
+
+// readState reads a target's durable state, turning a panic into an error.
+func readState(s Stater, fsys afero.Fs) (state any, errText string) {
+	defer func() {
+		if p := recover(); p != nil {
+			errText = fmt.Sprintf("State panicked: %v", p)
+		}
+	}()
+	st, err := s.State(fsys)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return st, ""
 }
 
 // panicSite returns " (at func file:line)" for the frame that panicked, from a stack trace:
@@ -99,223 +747,6 @@ func panicSite(stack []byte) string {
 		return " (at " + fn[strings.LastIndexByte(fn, '/')+1:] + " " + loc + ")"
 	}
 	return ""
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}
-
-func newRun(t Target, o *Options, tools []Tool, s faults.Schedule, maxBeats int, goldenBeats int) *run {
-	r := &run{
-		beats:    make([]Beat, 0, goldenBeats+goldenBeats/2),
-		target:   t,
-		o:        o,
-		sched:    s,
-		fired:    make([]int, len(s)),
-		clock:    faults.NewClock(faults.Epoch),
-		notes:    map[int]string{},
-		maxBeats: maxBeats,
-	}
-	r.disk = faults.NewDisk(faults.DiskOptions{Now: r.clock.Now, Sector: o.Sector})
-	r.world = newWorld(tools)
-	for i := range r.fired {
-		r.fired[i] = -1
-	}
-	return r
-}
-
-// process runs one process of the target to its end.
-func (r *run) process(attempt int) ending {
-	env := &Env{r: r, attempt: attempt, stop: make(chan struct{}),
-		rng: rand.New(rand.NewPCG(r.o.Seed, uint64(attempt)))}
-	env.fs = faults.New(r.disk, injector{env})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	var (
-		result   any
-		err      error
-		panicked string
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() {
-			if p := recover(); p != nil {
-				panicked = fmt.Sprintf("%v%s", p, panicSite(debug.Stack()))
-			}
-		}()
-		result, err = r.target.Run(ctx, env)
-	}()
-
-	// Wait for the process to end. It is hung if it goes a whole Timeout without a beat, or
-	// does not stop within a Timeout of being crashed from another of its goroutines.
-	tick := time.NewTicker(r.o.Timeout)
-	defer tick.Stop()
-	var x ending
-	stop, seen, ticksSinceCrash := env.stop, -1, 0
-wait:
-	for {
-		select {
-		case <-done:
-			break wait
-		case <-stop:
-			stop = nil
-			cancel() // let the rest of the crashed process see it and return
-		case <-tick.C:
-			r.mu.Lock()
-			n := len(r.beats)
-			r.mu.Unlock()
-			switch {
-			case stop == nil:
-				if ticksSinceCrash++; ticksSinceCrash > 1 {
-					x.hung = fmt.Sprintf("process %d did not stop within %s of being crashed", attempt, r.o.Timeout)
-					break wait
-				}
-			case n == seen:
-				x.hung = fmt.Sprintf("process %d hung: no beat for %s (wall clock)", attempt, r.o.Timeout)
-				break wait
-			}
-			seen = n
-		}
-	}
-	env.dead.Store(true)
-	if x.hung != "" {
-		return x
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	x.crash, r.crash = r.crash, nil
-	x.over = r.overBudget
-	if x.crash == nil && !x.over {
-		x.result, x.err, x.panicked = result, err, panicked
-	}
-	return x
-}
-
-// pending reports whether a scheduled fault has yet to fire.
-func (r *run) pending() bool {
-	return slices.Contains(r.fired, -1)
-}
-
-// firstFault returns the first beat at or after start at which a fault fired, or -1.
-func (r *run) firstFault(start int) int {
-	first := -1
-	for _, b := range r.fired {
-		if b >= start && (first < 0 || b < first) {
-			first = b
-		}
-	}
-	return first
-}
-
-// crashRand returns the random source for the crash at beat: a function of the seed and the
-// beat only, so that a derived crash state equals a re-run one.
-func (r *run) crashRand(beat int) *rand.Rand {
-	return rand.New(rand.NewPCG(r.o.Seed^0x63_68_61_6f_73_6b_69_74, uint64(beat)))
-}
-
-// processes runs processes from attempt on until the run completes, stops for good, or
-// exhausts its restarts, and returns how the last one ended.
-func (r *run) processes(attempt int) ending {
-	for ; ; attempt++ {
-		start := len(r.beats)
-		x := r.process(attempt)
-		if r.ended(attempt, start, &x) {
-			return x
-		}
-	}
-}
-
-// ended does the bookkeeping after a process that started at beat start has ended: it records
-// the process, applies its crash to the disk, and says whether the run is over. A process that
-// failed or panicked is restarted, as a supervisor would, unless it failed on its own with no
-// fault left to fire, when restarting cannot help.
-func (r *run) ended(attempt, start int, x *ending) (over bool) {
-	end := len(r.beats)
-	r.attempts = append(r.attempts, oracle.Attempt{Start: start, End: end, Crashed: x.crash != nil, FirstFault: r.firstFault(start)})
-	if end > start {
-		r.note(end-1, fmt.Sprintf("process %d %s", attempt, x))
-	}
-	switch {
-	case x.hung != "", x.over:
-		return true
-	case x.crash != nil:
-		r.note(end-1, r.disk.Crash(*x.crash, r.crashRand(end-1)))
-		r.clock.Advance(r.o.RestartDelay)
-	case x.err == nil && x.panicked == "":
-		return true
-	case r.firstFault(start) < 0 && !r.pending():
-		return true
-	}
-	if len(r.attempts) > r.o.MaxRestarts {
-		x.err = fmt.Errorf("gave up after %d restarts; the last process %s", r.o.MaxRestarts, x)
-		x.crash, x.panicked = nil, ""
-		return true
-	}
-	return false
-}
-
-func (r *run) note(beat int, s string) {
-	if old := r.notes[beat]; old != "" {
-		s = old + "; " + s
-	}
-	r.notes[beat] = s
-}
-
-// observe turns a finished run into what the oracle reads.
-func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
-	obs := &oracle.Observation{
-		Beats:    len(r.beats),
-		Attempts: r.attempts,
-		Effects:  r.world.effects,
-	}
-	for i, b := range r.beats {
-		if b.Kind == BeatMark && (b.Fault == 0 || !isCrash(r.sched[b.Fault-1].Kind)) { // a crash at a mark stops it
-			obs.Marks = append(obs.Marks, oracle.Mark{Beat: i, Label: b.Name})
-		}
-		if trace {
-			obs.Trace = append(obs.Trace, b.Label())
-		}
-	}
-	for i, f := range r.sched {
-		if f.Kind == faults.Corrupt && r.fired[i] >= 0 {
-			obs.Unrecoverable = true
-		}
-	}
-	switch {
-	case x.hung != "":
-		obs.Undecided = x.hung
-		return obs
-	case x.over:
-		obs.Err = fmt.Sprintf("no end in sight: %d beats without completing; a livelock, or a restart that never gets anywhere", len(r.beats))
-	case x.panicked != "":
-		obs.Err = "the last process panicked: " + x.panicked
-	case x.err != nil:
-		obs.Err = "the last process failed: " + x.err.Error()
-	default:
-		obs.Completed = true
-		obs.Result = x.result
-	}
-	if stater != nil && obs.Completed {
-		obs.State, obs.StateErr = readState(stater, r.disk)
-	}
-	return obs
-}
-
-// readState reads a target's durable state, turning a panic into an error.
-func readState(s Stater, fsys afero.Fs) (state any, errText string) {
-	defer func() {
-		if p := recover(); p != nil {
-			errText = fmt.Sprintf("State panicked: %v", p)
-		}
-	}()
-	st, err := s.State(fsys)
-	if err != nil {
-		return nil, err.Error()
-	}
-	return st, ""
 }
 
 // errGolden wraps every failure of a golden run.

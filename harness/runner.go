@@ -9,6 +9,7 @@ import (
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/afero"
 )
 
 // ErrNondeterministic is wrapped by NewRunner's error when two golden runs of a target differ.
@@ -72,8 +73,7 @@ func (rn *Runner) record() (*run, *oracle.Observation, error) {
 	r := newRun(rn.target, &rn.o, rn.tools, nil, maxGoldenBeats, 64)
 	r.disk.StartLog()
 	r.rec = &recorder{}
-	x := r.process(0)
-	r.attempts = []oracle.Attempt{{Start: 0, End: len(r.beats), FirstFault: -1}}
+	x := r.startAll()
 	if x.hung != "" || x.over || x.err != nil || x.panicked != "" {
 		why := x.String()
 		if x.over {
@@ -106,14 +106,14 @@ func (rn *Runner) Run(s faults.Schedule) *Case {
 	g := rn.gobs.Beats
 	r := newRun(rn.target, &rn.o, rn.tools, s, 10*g+1000, g)
 	var x ending
-	if len(s) > 0 && !rn.o.NoDerive && s[0].Beat < g && isCrash(s[0].Kind) {
-		rn.derive(r, s[0])
-		x = ending{crash: &s[0]}
-		if !r.ended(0, 0, &x) {
-			x = r.processes(1)
+	if len(s) > 0 && rn.derivable(s[0]) {
+		if x0, stop := rn.derive(r, s[0]); stop {
+			x = x0
+		} else {
+			x = r.loop()
 		}
 	} else {
-		x = r.processes(0)
+		x = r.startAll()
 	}
 	obs := r.observe(x, rn.stater, false)
 	c := &Case{
@@ -137,20 +137,65 @@ func (rn *Runner) Run(s faults.Schedule) *Case {
 	return c
 }
 
-func isCrash(k faults.Kind) bool {
-	info, _ := k.Info()
-	return info.Crash
+// startAll starts a process for every worker and runs them to the end.
+func (r *run) startAll() ending {
+	for _, s := range r.slots {
+		r.start(s)
+	}
+	return r.loop()
+}
+
+// derivable reports whether a case whose first fault is f can start from a crash state
+// derived from the golden recording: f is a crash within the golden run, and the one worker's
+// process is all there is to crash.
+func (rn *Runner) derivable(f faults.Fault) bool {
+	return !rn.o.NoDerive && rn.o.Replicas == 1 && f.Beat < rn.gobs.Beats && isCrash(f.Kind)
 }
 
 // derive puts r where a run crashed by f at beat f.Beat stands, from the golden recording: the
-// golden prefix is what the first process did, because the target is deterministic.
-func (rn *Runner) derive(r *run, f faults.Fault) {
+// golden prefix is what the first process did, because the target is deterministic. It returns
+// true if the crash ends the run.
+func (rn *Runner) derive(r *run, f faults.Fault) (ending, bool) {
 	g, k := rn.golden, f.Beat
 	at := g.rec.cursors[k]
 	r.clock = faults.NewClock(at.now)
 	r.disk = g.disk.Replay(at.disk, faults.DiskOptions{Now: r.clock.Now, Sector: rn.o.Sector})
-	r.world = g.world.replay(at.calls)
+	r.world = g.world.replay(at.world)
 	r.beats = append(make([]Beat, 0, cap(r.beats)+k+1), g.beats[:k+1]...)
 	r.beats[k].Fault = 1
 	r.fired[0] = k
+	p := r.newProcess(r.slots[0])
+	p.start, p.firstFault = 0, k
+	for _, b := range g.beats[:k] { // what the process had done, as beat() counts it
+		if b.Kind == BeatMark {
+			p.marks, p.sinceMark = p.marks+1, 0
+		} else {
+			p.sinceMark++
+			if p.marks == 0 {
+				p.toMark++
+			}
+		}
+	}
+	return r.crashed(p, f)
+}
+
+// RunBare runs target once, uninterrupted, outside any campaign: its processes use fsys
+// directly, with no beats and no faults, under the same scheduler and virtual time. It serves
+// to measure a target without chaoskit, or to smoke-test an adapter.
+func RunBare(target Target, fsys afero.Fs, opts Options) (any, error) {
+	o := opts.withDefaults()
+	var tools []Tool
+	if t, ok := target.(Tooler); ok {
+		tools = t.Tools()
+	}
+	r := newRun(target, &o, tools, nil, maxGoldenBeats, 0)
+	r.bare = fsys
+	x := r.startAll()
+	switch {
+	case x.hung != "":
+		return nil, errors.New(x.hung)
+	case x.panicked != "":
+		return nil, fmt.Errorf("panicked: %s", x.panicked)
+	}
+	return x.result, x.err
 }

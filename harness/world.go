@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/chaoskit/chaoskit/oracle"
 )
@@ -40,6 +42,19 @@ func (c Contract) String() string {
 type Tool struct {
 	Name     string
 	Contract Contract
+	// Latency is the virtual time a call takes to come back.
+	Latency time.Duration
+	// KeyTTL is how long an IdempotentByKey tool remembers a key (Stripe forgets after 24h);
+	// zero means forever. A call with a forgotten key is applied again.
+	KeyTTL time.Duration
+	// Fenced tools reject a call whose fencing token is older than the newest they have seen
+	// (ErrFenced). A call without a token is not checked.
+	Fenced bool
+	// Async, if positive, makes the tool asynchronous: a call is accepted at once (Reply.Topic
+	// names where its completion will be posted) and completes Async later, when a message
+	// carrying Outcome (or, if empty, the reply's ID) is posted on that topic.
+	Async   time.Duration
+	Outcome string
 }
 
 // Call is one call of a tool.
@@ -52,6 +67,8 @@ type Call struct {
 	// (the vendor, the amount), and leave out what may legitimately differ between runs. A
 	// json.RawMessage is taken as already encoded, which saves encoding it on every call.
 	Args any
+	// Fence is the caller's fencing token (from its Lease), for Fenced tools; 0 for none.
+	Fence uint64
 }
 
 // Reply is what a tool returns.
@@ -60,26 +77,87 @@ type Reply struct {
 	ID string
 	// Replayed says the tool recognised the key and returned its earlier reply.
 	Replayed bool
+	// Topic, for an asynchronous tool, is where its completion will be posted (see Env.Await).
+	Topic string
 }
 
-// World is the outside world of a run: the tools, what they have applied, and their memory of
-// idempotency keys. It survives every crash.
+// Errors of the outside world. They are what a harness sees from its tools, model and lease
+// service; faults make them happen.
+var (
+	// ErrToolTransient: the tool failed before applying the call; retrying is safe.
+	ErrToolTransient = errors.New("service unavailable (503): not applied, retry")
+	// ErrToolAmbiguous: the connection dropped before the reply; the call may have been applied.
+	ErrToolAmbiguous = errors.New("connection reset before the reply: the call may have been applied")
+	// ErrFenced: the tool has seen a newer fencing token; the call was rejected.
+	ErrFenced = errors.New("stale fencing token: rejected")
+	// ErrLeaseHeld: another holder has the lease and it has not expired.
+	ErrLeaseHeld = errors.New("lease held by another worker")
+	// ErrLeaseLost: the lease expired or was taken over; the holder must stop acting for it.
+	ErrLeaseLost = errors.New("lease lost")
+	// ErrModelServer: the model failed with a server error (500); retrying may work.
+	ErrModelServer = errors.New("model: server error (500)")
+	// ErrContextLength: the model refused the call because the context is too long.
+	ErrContextLength = errors.New("model: context length exceeded")
+)
+
+// RateLimitError is the model's answer when it is rate limited: retry after RetryAfter.
+type RateLimitError struct{ RetryAfter time.Duration }
+
+func (e *RateLimitError) Error() string {
+	return fmt.Sprintf("model: rate limited (429), retry after %s", e.RetryAfter)
+}
+
+// Lease is a time-limited claim on a named resource (a run), from the world's lease service.
+// Its Token grows with every acquisition: pass it to Fenced tools as Call.Fence.
+type Lease struct {
+	Name    string
+	Holder  string
+	Token   uint64
+	Expires time.Time
+}
+
+// Message is a message posted on a topic: an asynchronous completion, a human's approval.
+type Message struct {
+	Topic string
+	Body  string
+	Seq   int // its position on the topic, from 0
+}
+
+// World is the outside world of a run: tools, what they have applied, their memory of keys,
+// the lease service, the topics, the model. It survives every crash. Every change to it is
+// logged, so that its state at any beat of a golden run can be rebuilt.
 type World struct {
-	tools   map[string]Tool
-	applied map[string]int   // applications per tool, to number replies
-	byKey   map[string]Reply // tool + key -> first reply
-	calls   []worldCall      // every call, in order, for replay
-	effects []oracle.Effect  // every application of a side effect
+	tools    map[string]Tool
+	applied  map[string]int   // applications per tool, to number replies
+	byKey    map[string]keyed // tool + key -> first reply
+	fence    map[string]uint64
+	leases   map[string]Lease
+	tokens   map[string]uint64
+	topics   map[string][]Message
+	pending  []scheduled // effects and messages due later, in order of due time
+	seq      int
+	effects  []oracle.Effect
+	models   []string // purposes of answered model calls, in order
+	log      []worldOp
+	replayed bool
 }
 
-type worldCall struct {
-	call          Call
-	identity      string
-	beat, attempt int
+type keyed struct {
+	reply Reply
+	at    time.Time
+}
+
+// scheduled is a change due at a virtual time: a late effect or a posted message.
+type scheduled struct {
+	at   time.Time
+	seq  int
+	post *Message // a message to post
+	call *worldOp // or a call to apply (late)
 }
 
 func newWorld(tools []Tool) *World {
-	w := &World{tools: map[string]Tool{}, applied: map[string]int{}, byKey: map[string]Reply{}}
+	w := &World{tools: map[string]Tool{}, applied: map[string]int{}, byKey: map[string]keyed{}, fence: map[string]uint64{},
+		leases: map[string]Lease{}, tokens: map[string]uint64{}, topics: map[string][]Message{}}
 	for _, t := range tools {
 		if t.Name == "" {
 			panic("harness: a Tool has no Name")
@@ -93,6 +171,15 @@ func newWorld(tools []Tool) *World {
 		w.tools[t.Name] = t
 	}
 	return w
+}
+
+// tool returns the declared tool of that name; an undeclared tool is a misuse and panics.
+func (w *World) tool(name string) Tool {
+	t, ok := w.tools[name]
+	if !ok {
+		panic(fmt.Sprintf("harness: call to undeclared tool %q (declare it in the target's Tools method)", name))
+	}
+	return t
 }
 
 // identity names the effect of c: its tool and its arguments.
@@ -111,43 +198,170 @@ func identity(c Call) string {
 	return c.Tool + " " + string(b)
 }
 
-// tool returns the declared tool of that name; an undeclared tool is a misuse and panics.
-func (w *World) tool(name string) Tool {
-	t, ok := w.tools[name]
-	if !ok {
-		panic(fmt.Sprintf("harness: call to undeclared tool %q (declare it in the target's Tools method)", name))
-	}
-	return t
+// worldOpKind names a change to the world.
+type worldOpKind uint8
+
+const (
+	wCall    worldOpKind = iota // a tool call applied (or rejected)
+	wLate                       // a tool call scheduled to be applied later
+	wAcquire                    // a lease acquired (or refused)
+	wRenew
+	wRelease
+	wModel   // a model call answered
+	wAdvance // the clock advanced: due changes happen
+)
+
+// worldOp is one logged change to the world.
+type worldOp struct {
+	kind          worldOpKind
+	at            time.Time
+	call          Call
+	identity      string
+	beat, attempt int
+	dupCallback   bool          // post an asynchronous completion twice
+	name, holder  string        // lease
+	ttl           time.Duration // lease
+	token         uint64        // lease renewed or released
+	delay         time.Duration // wLate: how long after at
 }
 
-// apply performs a call and returns the tool's reply.
-func (w *World) apply(c Call, id string, beat, attempt int) Reply {
-	t := w.tool(c.Tool)
-	w.calls = append(w.calls, worldCall{c, id, beat, attempt})
+// do logs op and performs it.
+func (w *World) do(op worldOp) (Reply, Lease, error) {
+	w.log = append(w.log, op)
+	return w.exec(op)
+}
+
+func (w *World) exec(op worldOp) (Reply, Lease, error) {
+	switch op.kind {
+	case wCall:
+		r, err := w.apply(op)
+		return r, Lease{}, err
+	case wLate:
+		late := op
+		late.kind, late.at = wCall, op.at.Add(op.delay)
+		w.schedule(scheduled{at: late.at, call: &late})
+	case wAcquire, wRenew, wRelease:
+		l, err := w.lease(op)
+		return Reply{}, l, err
+	case wModel:
+		w.models = append(w.models, op.name)
+	case wAdvance:
+		w.fire(op.at)
+	}
+	return Reply{}, Lease{}, nil
+}
+
+// apply performs a tool call at op.at.
+func (w *World) apply(op worldOp) (Reply, error) {
+	c, t := op.call, w.tool(op.call.Tool)
 	if t.Contract == ReadOnly {
-		return Reply{ID: c.Tool}
+		return Reply{ID: c.Tool}, nil
+	}
+	if t.Fenced && c.Fence != 0 {
+		if c.Fence < w.fence[c.Tool] {
+			return Reply{}, ErrFenced
+		}
+		w.fence[c.Tool] = c.Fence
 	}
 	k := c.Tool + "\x00" + c.Key
 	if t.Contract == IdempotentByKey && c.Key != "" {
-		if r, ok := w.byKey[k]; ok {
-			r.Replayed = true
-			return r
+		if prev, ok := w.byKey[k]; ok && (t.KeyTTL == 0 || op.at.Sub(prev.at) <= t.KeyTTL) {
+			prev.reply.Replayed = true
+			return prev.reply, nil
 		}
 	}
 	w.applied[c.Tool]++
 	r := Reply{ID: c.Tool + "-" + strconv.Itoa(w.applied[c.Tool])}
-	if t.Contract == IdempotentByKey && c.Key != "" {
-		w.byKey[k] = r
+	if t.Async > 0 {
+		r.Topic = c.Tool + "/" + c.Key
+		if c.Key == "" {
+			r.Topic = r.ID
+		}
+		body := t.Outcome
+		if body == "" {
+			body = r.ID
+		}
+		for n := 0; n < 1 || n < 2 && op.dupCallback; n++ {
+			w.schedule(scheduled{at: op.at.Add(t.Async), post: &Message{Topic: r.Topic, Body: body}})
+		}
 	}
-	w.effects = append(w.effects, oracle.Effect{Tool: c.Tool, Identity: id, Beat: beat, Attempt: attempt})
-	return r
+	if t.Contract == IdempotentByKey && c.Key != "" {
+		w.byKey[k] = keyed{r, op.at}
+	}
+	w.effects = append(w.effects, oracle.Effect{Tool: c.Tool, Identity: op.identity, Beat: op.beat, Attempt: op.attempt})
+	return r, nil
 }
 
-// replay returns a new world in the state w was in after its first n calls.
+// lease performs a lease operation at op.at.
+func (w *World) lease(op worldOp) (Lease, error) {
+	cur, held := w.leases[op.name]
+	live := held && op.at.Before(cur.Expires)
+	switch op.kind {
+	case wAcquire:
+		if live && cur.Holder != op.holder {
+			return cur, ErrLeaseHeld
+		}
+		w.tokens[op.name]++
+		l := Lease{Name: op.name, Holder: op.holder, Token: w.tokens[op.name], Expires: op.at.Add(op.ttl)}
+		w.leases[op.name] = l
+		return l, nil
+	case wRenew:
+		if !live || cur.Token != op.token {
+			return cur, ErrLeaseLost
+		}
+		cur.Expires = op.at.Add(op.ttl)
+		w.leases[op.name] = cur
+		return cur, nil
+	default: // wRelease
+		if live && cur.Token == op.token {
+			delete(w.leases, op.name)
+		}
+		return Lease{}, nil
+	}
+}
+
+// schedule queues a change, keeping the queue ordered by due time, then by scheduling order.
+func (w *World) schedule(s scheduled) {
+	w.seq++
+	s.seq = w.seq
+	i := len(w.pending)
+	for i > 0 && w.pending[i-1].at.After(s.at) {
+		i--
+	}
+	w.pending = append(w.pending, scheduled{})
+	copy(w.pending[i+1:], w.pending[i:])
+	w.pending[i] = s
+}
+
+// next returns when the next scheduled change is due.
+func (w *World) next() (time.Time, bool) {
+	if len(w.pending) == 0 {
+		return time.Time{}, false
+	}
+	return w.pending[0].at, true
+}
+
+// fire performs the changes due by now.
+func (w *World) fire(now time.Time) {
+	for len(w.pending) > 0 && !w.pending[0].at.After(now) {
+		s := w.pending[0]
+		w.pending = w.pending[1:]
+		if s.post != nil {
+			m := *s.post
+			m.Seq = len(w.topics[m.Topic])
+			w.topics[m.Topic] = append(w.topics[m.Topic], m)
+		} else {
+			w.apply(*s.call)
+		}
+	}
+}
+
+// replay returns a new world in the state w was in after its first n changes.
 func (w *World) replay(n int) *World {
-	r := &World{tools: w.tools, applied: map[string]int{}, byKey: map[string]Reply{}}
-	for _, c := range w.calls[:n] {
-		r.apply(c.call, c.identity, c.beat, c.attempt)
+	r := &World{tools: w.tools, applied: map[string]int{}, byKey: map[string]keyed{}, fence: map[string]uint64{},
+		leases: map[string]Lease{}, tokens: map[string]uint64{}, topics: map[string][]Message{}}
+	for _, op := range w.log[:n] {
+		r.do(op)
 	}
 	return r
 }

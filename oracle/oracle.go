@@ -40,6 +40,8 @@ type Observation struct {
 	StateErr string
 	// Effects lists every application of a side effect, in order.
 	Effects []Effect
+	// ModelCalls lists the purposes of the model calls that were answered, in order.
+	ModelCalls []string
 	// Beats counts the run's beats.
 	Beats int
 	// Marks lists the progress marks the target made, in order.
@@ -59,19 +61,27 @@ type Effect struct {
 	Attempt  int
 }
 
-// Mark is a progress point the target declared, at a beat.
+// Mark is a progress point the target declared, at a beat, from a process.
 type Mark struct {
-	Beat  int
-	Label string
+	Beat    int
+	Label   string
+	Attempt int
 }
 
-// Attempt is one process of a run: beats [Start, End).
+// Attempt is one process of a run. With several workers, processes run interleaved: Start and
+// End are its first beat and one past its last.
 type Attempt struct {
+	Slot       int // its worker
 	Start, End int
-	// Crashed says the process was crashed by a fault at its last beat (End-1).
+	// First says it is the first process of its worker.
+	First bool
+	// Crashed says a fault crashed it.
 	Crashed bool
 	// FirstFault is the beat at which the first fault fired in this process, or -1.
 	FirstFault int
+	// Marks counts the marks it made; SinceMark counts the beats it made after its last mark
+	// (or since it started, without one), and ToFirstMark those before its first.
+	Marks, SinceMark, ToFirstMark int
 }
 
 // Options tunes the oracle. The zero value is valid.
@@ -145,6 +155,7 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 		}
 	}
 
+	v.Metrics.ModelCallsRemade = remade(golden.ModelCalls, faulty.ModelCalls)
 	w := measureWork(golden, faulty, opts.WorkLostSlack)
 	v.Metrics.WorkLostBeats, v.Metrics.ResumeBeats = w.lost, w.resume
 	switch {
@@ -213,6 +224,23 @@ func diff(x, y any, opts []cmp.Option) string {
 		return ""
 	}
 	return strings.ReplaceAll(cmp.Diff(x, y, opts...), "\u00a0", " ")
+}
+
+// remade counts the faulty run's model calls beyond the golden run's, purpose by purpose.
+func remade(golden, faulty []string) int {
+	n := map[string]int{}
+	for _, p := range golden {
+		n[p]++
+	}
+	extra := 0
+	for _, p := range faulty {
+		if n[p] > 0 {
+			n[p]--
+		} else {
+			extra++
+		}
+	}
+	return extra
 }
 
 // effects compares the effect applications of two runs by identity.

@@ -91,44 +91,71 @@ func TestNotCompletingSkipsComparisons(t *testing.T) {
 	}
 }
 
-// Work lost is measured from marks. Golden: marks m0..m3 at beats 2, 5, 8, 11 of 12.
+// Work lost is measured from marks. Golden: marks m0..m3 at beats 2, 5, 8, 11 of 12, so each
+// declares 3 beats of work. The first process crashed at beat 7, one beat after m1 (5); its
+// restart made the given marks.
 func TestWorkLost(t *testing.T) {
 	golden := done(nil)
 	golden.Beats = 12
-	golden.Marks = []oracle.Mark{{2, "m0"}, {5, "m1"}, {8, "m2"}, {11, "m3"}}
-	golden.Attempts = []oracle.Attempt{{0, 12, false, -1}}
-	// crashed at beat 7 (after m1 at 5: beats 6 and 7 in flight), then a restart that
-	// first marks ...
-	faulty := func(first string, firstAt int) *oracle.Observation {
+	golden.Marks = []oracle.Mark{{Beat: 2, Label: "m0"}, {Beat: 5, Label: "m1"}, {Beat: 8, Label: "m2"}, {Beat: 11, Label: "m3"}}
+	faulty := func(restart ...string) *oracle.Observation {
 		f := done(nil)
-		f.Beats = 20
-		f.Marks = []oracle.Mark{{2, "m0"}, {5, "m1"}, {firstAt, first}}
-		f.Attempts = []oracle.Attempt{{0, 8, true, 7}, {8, 20, false, -1}}
+		f.Beats = 30
+		f.Marks = []oracle.Mark{{Beat: 2, Label: "m0"}, {Beat: 5, Label: "m1"}}
+		for i, l := range restart {
+			f.Marks = append(f.Marks, oracle.Mark{Beat: 10 + 3*i, Label: l, Attempt: 1})
+		}
+		f.Attempts = []oracle.Attempt{
+			{Start: 0, End: 8, First: true, Crashed: true, FirstFault: 7, Marks: 2, SinceMark: 1},
+			{Start: 8, End: 30, FirstFault: -1, Marks: len(restart), ToFirstMark: 2},
+		}
 		return f
 	}
 	for _, tc := range []struct {
 		name       string
-		first      string
-		at         int
+		restart    []string
 		lost       int
 		violations string
 	}{
-		{"resumes after m1: loses the beat in flight", "m2", 10, 1, ""},
-		{"restarts from scratch", "m0", 10, 7, "bounded-work-lost"},
-		{"goes back one mark", "m1", 10, 4, "bounded-work-lost"},
+		{"resumes after m1: loses the beat in flight", []string{"m2", "m3"}, 1, ""},
+		{"restarts from scratch", []string{"m0", "m1", "m2", "m3"}, 1 + 3 + 3, "bounded-work-lost"},
+		{"goes back one mark", []string{"m1", "m2", "m3"}, 1 + 3, "bounded-work-lost"},
 	} {
-		v := oracle.Check(golden, faulty(tc.first, tc.at), oracle.Options{})
-		if v.Metrics.WorkLostBeats != tc.lost || props(v) != tc.violations {
-			t.Errorf("%s: lost %d violations %q; want %d %q", tc.name, v.Metrics.WorkLostBeats, props(v), tc.lost, tc.violations)
+		v := oracle.Check(golden, faulty(tc.restart...), oracle.Options{})
+		if v.Metrics.WorkLostBeats != tc.lost || props(v) != tc.violations || v.Metrics.ResumeBeats != 2 {
+			t.Errorf("%s: lost %d resume %d violations %q; want %d 2 %q", tc.name, v.Metrics.WorkLostBeats, v.Metrics.ResumeBeats, props(v), tc.lost, tc.violations)
 		}
 	}
-	v := oracle.Check(golden, faulty("m0", 10), oracle.Options{WorkLostSlack: 6})
+	v := oracle.Check(golden, faulty("m0", "m1", "m2", "m3"), oracle.Options{WorkLostSlack: 6})
 	if props(v) != "" {
-		t.Errorf("with slack 6, restarting from scratch (7 lost, 1 in flight) is within bounds, got %q", props(v))
+		t.Errorf("with slack 6, redoing m0 and m1 (6 beats) is within bounds, got %q", props(v))
 	}
 	unmarked := done(nil)
-	if v := oracle.Check(unmarked, faulty("m0", 10), oracle.Options{}); len(v.NotChecked) != 1 || !strings.HasPrefix(v.NotChecked[0], "bounded-work-lost") {
+	if v := oracle.Check(unmarked, faulty("m0"), oracle.Options{}); len(v.NotChecked) != 1 || !strings.HasPrefix(v.NotChecked[0], "bounded-work-lost") {
 		t.Errorf("without golden marks, not checked = %q", v.NotChecked)
+	}
+}
+
+// With several workers the rule is the same: a mark made twice, by whichever worker, is
+// durable work done twice.
+func TestWorkLostAcrossWorkers(t *testing.T) {
+	golden := done(nil)
+	golden.Marks = []oracle.Mark{{Beat: 2, Label: "a"}, {Beat: 6, Label: "b"}}
+	f := done(nil)
+	f.Marks = []oracle.Mark{{Beat: 2, Label: "a"}, {Beat: 7, Label: "b", Attempt: 0}, {Beat: 9, Label: "b", Attempt: 1}}
+	f.Attempts = []oracle.Attempt{{Slot: 0, First: true, FirstFault: -1, Marks: 2}, {Slot: 1, First: true, FirstFault: -1, Marks: 1}}
+	v := oracle.Check(golden, f, oracle.Options{})
+	if props(v) != "bounded-work-lost" || v.Metrics.WorkLostBeats != 4 || !strings.Contains(v.Violations[0].Detail, `"b" was made again at beat 9 (process 1)`) {
+		t.Fatalf("violations %q lost %d: %+v", props(v), v.Metrics.WorkLostBeats, v.Violations)
+	}
+}
+
+func TestModelCallsRemade(t *testing.T) {
+	g, f := done(nil), done(nil)
+	g.ModelCalls = []string{"plan 0", "plan 1", "plan 2"}
+	f.ModelCalls = []string{"plan 0", "plan 1", "plan 1", "plan 2", "plan 2"}
+	if n := oracle.Check(g, f, oracle.Options{}).Metrics.ModelCallsRemade; n != 2 {
+		t.Fatalf("model calls remade = %d, want 2", n)
 	}
 }
 

@@ -2,24 +2,26 @@ package oracle
 
 import "fmt"
 
-// work is the outcome of measuring the work a run lost to its crashes.
+// work is the outcome of measuring the work a run lost to its faults.
 type work struct {
 	lost, resume int
 	checked      bool     // the golden run made marks, so work can be measured
-	over         []string // restarts that redid more than the bound
+	over         []string // redone work beyond the slack
 }
 
-// measureWork measures, from progress marks, how much golden work each restart did again.
+// measureWork measures, from progress marks, the golden work a run did again.
 //
-// The golden run's marks give positions: mark i at golden beat g[i]. The run's progress F is the
-// golden position it had reached; the first process's beats before its first fault are the
-// golden prefix, so F starts there. A restarted process that first makes golden mark k resumed
-// right after mark k-1: it redid F - (g[k-1]+1) beats of golden work. The bound is the work in
-// flight, F - (g[M]+1) beats, where M is the last mark reached before the crash. A process that
-// makes no golden mark before crashing again is charged to the next one.
+// The golden run's marks give positions: mark k at golden beat g[k], the work between mark k-1
+// and mark k being g[k]-g[k-1] beats. Going through the run's marks in beat order, whatever
+// worker made them, a mark already made is durable work done again: that is what
+// bounded-work-lost forbids beyond the slack, for a restart (or a takeover) may redo only the
+// work that was in flight. Work lost adds that redone work to the work in flight when processes
+// crashed: the beats each made after its last mark (a restarted process that crashes again
+// before any mark only lost its recovery, and is not counted). Resume beats count, for each
+// restarted process, its beats before its first mark.
 func measureWork(golden, faulty *Observation, slack int) work {
 	var w work
-	if len(golden.Marks) == 0 || len(faulty.Attempts) == 0 {
+	if len(golden.Marks) == 0 {
 		return w
 	}
 	w.checked = true
@@ -28,106 +30,48 @@ func measureWork(golden, faulty *Observation, slack int) work {
 	for i, m := range gm {
 		byLabel[m.Label] = append(byLabel[m.Label], i)
 	}
-	pos := func(o int) int { // golden position reached once mark o is made
-		if o < 0 {
-			return 0
+	seg := func(k int) int { // golden beats of work that mark k declares
+		if k == 0 {
+			return gm[0].Beat + 1
 		}
-		return gm[o].Beat + 1
+		return gm[k].Beat - gm[k-1].Beat
 	}
-	// next returns the golden position of the mark after o, the most a process can have reached
-	// without making it.
-	next := func(o int) int {
-		if o+1 < len(gm) {
-			return gm[o+1].Beat
+	made := make([]bool, len(gm))
+	redone := 0
+	var first *Mark
+	for i := range faulty.Marks {
+		m := &faulty.Marks[i]
+		ords := byLabel[m.Label]
+		if len(ords) == 0 {
+			continue // a mark the golden run never made
 		}
-		return golden.Beats
+		k := ords[0] // the label's first occurrence not yet made; if all are, the first
+		for _, o := range ords {
+			if !made[o] {
+				k = o
+				break
+			}
+		}
+		if !made[k] {
+			made[k] = true
+			continue
+		}
+		if first == nil {
+			first = m
+		}
+		redone += seg(k)
 	}
-
-	progress, lastMark := 0, -1
-	mi := 0 // index into faulty.Marks
-	for ai, a := range faulty.Attempts {
-		// The golden marks this process made, in order, with the beats it made them at.
-		type made struct{ ord, beat int }
-		var marks []made
-		cur := -1
-		for ; mi < len(faulty.Marks) && faulty.Marks[mi].Beat < a.End; mi++ {
-			m := faulty.Marks[mi]
-			for _, o := range byLabel[m.Label] {
-				if o > cur {
-					marks = append(marks, made{o, m.Beat})
-					cur = o
-					break
-				}
-			}
+	for _, a := range faulty.Attempts {
+		if a.Crashed && (a.Marks > 0 || a.First) {
+			w.lost += a.SinceMark
 		}
-		if ai == 0 {
-			progress = a.End
-			if a.Crashed {
-				progress = a.End - 1 // the crash beat's operation never ran
-			}
-			if a.FirstFault >= 0 {
-				progress = min(progress, a.FirstFault)
-			}
-			for lastMark+1 < len(gm) && gm[lastMark+1].Beat < progress {
-				lastMark++
-			}
-			// Marks before the divergence are the golden prefix, already counted; marks after it
-			// (a process that carried on past a fault) advance the progress below.
-			for len(marks) > 0 && marks[0].beat < progress {
-				marks = marks[1:]
-			}
-		} else if len(marks) > 0 {
-			k := marks[0].ord
-			lost := max(0, progress-pos(k-1))
-			bound := progress - pos(lastMark)
-			w.lost += lost
-			if lost > bound+slack {
-				back := "the start"
-				if k > 0 {
-					back = fmt.Sprintf("%q", gm[k-1].Label)
-				}
-				inflight := "no mark had been made"
-				if lastMark >= 0 {
-					inflight = fmt.Sprintf("the last mark, %q, was %d beats before it", gm[lastMark].Label, bound)
-				}
-				w.over = append(w.over, fmt.Sprintf("restart %d went back to %s and redid %d beats of golden work; when the run stopped at golden beat %d, %s", ai, back, lost, progress, inflight))
-			}
+		if !a.First {
+			w.resume += a.ToFirstMark
 		}
-		if ai > 0 {
-			w.resume += resumeBeats(a, progress, golden.Beats, faulty.Completed && ai == len(faulty.Attempts)-1, func() (beat, at int, ok bool) {
-				for _, m := range marks {
-					if pos(m.ord) >= progress {
-						return m.beat, pos(m.ord), true
-					}
-				}
-				return 0, 0, false
-			})
-		}
-		// Advance the progress by what this process did.
-		if len(marks) > 0 {
-			last := marks[len(marks)-1]
-			end := a.End
-			if a.Crashed {
-				end--
-			}
-			reached := min(pos(last.ord)+(end-last.beat-1), next(last.ord))
-			progress = max(progress, reached)
-			lastMark = max(lastMark, last.ord)
-		}
+	}
+	w.lost += redone
+	if redone > slack {
+		w.over = append(w.over, fmt.Sprintf("%d beats of durable golden work were done again: %q was made again at beat %d (process %d), after it had been made", redone, first.Label, first.Beat, first.Attempt))
 	}
 	return w
-}
-
-// resumeBeats counts the beats a restarted process spent getting back to the golden position
-// the crash interrupted (progress): up to its first mark at or past that position, less the
-// golden work it did beyond. A process that completed without such a mark spent what it did
-// beyond the rest of the golden run; one that crashed again spent all its beats.
-func resumeBeats(a Attempt, progress, goldenBeats int, completed bool, firstPast func() (beat, at int, ok bool)) int {
-	if beat, at, ok := firstPast(); ok {
-		return max(0, (beat+1-a.Start)-(at-progress))
-	}
-	if completed {
-		return max(0, (a.End-a.Start)-(goldenBeats-progress))
-	}
-	return a.End - a.Start
 }

@@ -1,7 +1,6 @@
 package reference_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -15,7 +14,7 @@ import (
 // chaoskit.
 func bareRun(b *testing.B) {
 	a := reference.New(reference.Correct, reference.Onboarding())
-	if _, err := a.Run(context.Background(), harness.BareEnv(afero.NewMemMapFs(), a.Tools(), 0)); err != nil {
+	if _, err := harness.RunBare(a, afero.NewMemMapFs(), harness.Options{}); err != nil {
 		b.Fatal(err)
 	}
 }
