@@ -159,6 +159,6 @@ func (rn *Runner) CrashState(f faults.Fault) (any, error) {
 		return nil, fmt.Errorf("CrashState: only with one worker (Options.Replicas is %d)", rn.o.Replicas)
 	}
 	r := newRun(rn.target, &rn.o, rn.tools, faults.Schedule{f}, 0, 0)
-	rn.derive(r, f)
+	rn.derive(r, rn.golden(1).r, f)
 	return rn.stater.State(r.disk)
 }

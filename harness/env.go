@@ -220,9 +220,19 @@ func (e *Env) Await(ctx context.Context, topic string) ([]Message, error) {
 	return w.msgs, nil
 }
 
-// Acquire takes the named lease for ttl of virtual time, if no one else holds it or it has
-// expired (a sweeper reaping an expired lease is just this). Each acquisition gets a new,
-// larger token. It is a beat. It fails with ErrLeaseHeld.
+// Messages returns the messages posted on topic so far, without waiting. It is a read, not a
+// beat.
+func (e *Env) Messages(topic string) []Message {
+	e.alive()
+	e.r.mu.Lock()
+	defer e.r.mu.Unlock()
+	return append([]Message(nil), e.r.world.topics[topic]...)
+}
+
+// Acquire takes the named lease for ttl of virtual time, if no other worker holds it or it has
+// expired (a sweeper reaping an expired lease is just this). A restarted worker may take back its
+// own lease at once: its old process is dead. Each acquisition gets a new, larger token. It is a
+// beat. It fails with ErrLeaseHeld.
 func (e *Env) Acquire(ctx context.Context, name string, ttl time.Duration) (Lease, error) {
 	return e.lease(ctx, worldOp{kind: wAcquire, name: name, ttl: ttl}, "acquire")
 }
@@ -245,7 +255,7 @@ func (e *Env) lease(ctx context.Context, op worldOp, verb string) (Lease, error)
 		return Lease{}, err
 	}
 	e.beat(Beat{Kind: BeatLease, Name: op.name, Key: verb})
-	op.at, op.holder = e.r.clock.Now(), fmt.Sprintf("w%d.p%d", e.p.slot.id, e.p.attempt)
+	op.at, op.holder = e.r.clock.Now(), fmt.Sprintf("worker-%d", e.p.slot.id)
 	_, l, err := e.do(op)
 	if err != nil {
 		return l, fmt.Errorf("lease %s: %w", op.name, err)

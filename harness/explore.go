@@ -24,15 +24,25 @@ func (rn *Runner) Schedules() []faults.Schedule {
 		return rn.randomSchedules()
 	}
 	var out []faults.Schedule
-	g := rn.golden
 	for _, kind := range rn.o.Faults {
 		info, _ := kind.Info()
+		gold := rn.golden(rn.replicas(faults.Schedule{{Kind: kind}}))
+		if gold.err != nil {
+			continue
+		}
+		g := gold.r
 		for k, b := range g.beats {
 			if !b.in(info.On) {
 				continue
 			}
 			f := faults.Fault{Kind: kind, Beat: k}
 			switch kind {
+			case faults.Lease:
+				for _, d := range rn.o.LeasePauses {
+					f.Dur = d
+					out = append(out, faults.Schedule{f})
+				}
+				continue
 			case faults.Torn:
 				disk := g.disk.Replay(g.rec.cursors[k].disk, faults.DiskOptions{})
 				for _, mode := range info.Modes {
@@ -92,6 +102,8 @@ func (rn *Runner) randomFault(rng *rand.Rand, b int) faults.Fault {
 		if m := rng.IntN(len(info.Modes)); m > 0 {
 			f.Mode = info.Modes[m]
 		}
+	case faults.DurationArg:
+		f.Dur = rn.o.LeasePauses[rng.IntN(len(rn.o.LeasePauses))]
 	}
 	return f
 }

@@ -62,6 +62,13 @@ type Options struct {
 	// as a fleet does (default 1): they take turns under a seeded cooperative scheduler,
 	// switching only at beats, so every interleaving is reproducible.
 	Replicas int
+	// FleetReplicas is how many workers run the cases with a fleet fault (lease, deploy,
+	// switch), which take several to mean anything (default 2, and at least Replicas).
+	FleetReplicas int
+	// LeasePauses are the durations a lease fault freezes a worker for in a campaign (default
+	// 15s, 45s and 2h: shorter than a typical lease, longer, and longer than the time tools
+	// remember idempotency keys).
+	LeasePauses []time.Duration
 	// MaxRestarts is how many restarts a case may take before its run counts as not
 	// completing (default 10).
 	MaxRestarts int
@@ -112,6 +119,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Replicas <= 0 {
 		o.Replicas = 1
+	}
+	if o.FleetReplicas <= 0 {
+		o.FleetReplicas = 2
+	}
+	if len(o.LeasePauses) == 0 {
+		o.LeasePauses = []time.Duration{15 * time.Second, 45 * time.Second, 2 * time.Hour}
 	}
 	if o.MaxRestarts <= 0 {
 		o.MaxRestarts = 10

@@ -3,6 +3,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
@@ -20,7 +21,8 @@ const maxGoldenBeats = 10_000_000
 
 // Runner runs cases against one target. NewRunner records the target's golden run (twice, to
 // check that it is deterministic); each case then runs the target under a schedule and judges
-// the outcome against the golden run.
+// the outcome against the golden run. Cases with a fleet fault (lease, deploy, switch) need
+// several workers; they are judged against a golden run of Options.FleetReplicas workers.
 //
 // A case whose first fault is a crash does not re-run the golden prefix: the disk, the world and
 // the clock at the crash beat are rebuilt from the golden recording, as ALICE builds crash
@@ -31,18 +33,27 @@ type Runner struct {
 	tools  []Tool
 	stater Stater
 	cmp    []cmp.Option
-	golden *run
-	gobs   *oracle.Observation
+
+	mu      sync.Mutex
+	goldens map[int]*golden // by number of workers
+}
+
+// golden is a recorded golden run.
+type golden struct {
+	r   *run
+	obs *oracle.Observation
+	err error
 }
 
 // NewRunner records the golden run of target and checks that a second one does the same. It
 // returns an error if the golden run does not complete, hangs, panics, or is not deterministic
-// (wrapping ErrNondeterministic).
+// (wrapping ErrNondeterministic). If Options.Faults holds fleet faults it records the golden run
+// with Options.FleetReplicas workers too.
 func NewRunner(target Target, opts Options) (*Runner, error) {
 	if target == nil {
 		panic("harness: NewRunner with a nil Target")
 	}
-	rn := &Runner{target: target, o: opts.withDefaults()}
+	rn := &Runner{target: target, o: opts.withDefaults(), goldens: map[int]*golden{}}
 	if t, ok := target.(Tooler); ok {
 		rn.tools = t.Tools()
 	}
@@ -51,26 +62,72 @@ func NewRunner(target Target, opts Options) (*Runner, error) {
 		rn.cmp = c.CmpOptions()
 	}
 	newWorld(rn.tools) // panics now, not in a case, on a malformed tool list
-
-	g, gobs, err := rn.record()
-	if err != nil {
-		return nil, err
+	if g := rn.golden(rn.o.Replicas); g.err != nil {
+		return nil, g.err
 	}
-	_, again, err := rn.record()
-	if err != nil {
-		return nil, fmt.Errorf("%s: second %w", rn.o.Name, errors.Unwrap(err))
+	if g := rn.golden(rn.replicas(faults.Schedule(kindsAsFaults(rn.o.Faults)))); g.err != nil {
+		return nil, g.err
 	}
-	if v := oracle.CheckDeterministic(gobs, again, oracle.Options{Compare: rn.cmp}); len(v) > 0 {
-		return nil, fmt.Errorf("%s: %w: %s", rn.o.Name, ErrNondeterministic, v[0].Detail)
-	}
-	gobs.Trace = nil // only the determinism check needed it
-	rn.golden, rn.gobs = g, gobs
 	return rn, nil
 }
 
+func kindsAsFaults(ks []faults.Kind) []faults.Fault {
+	out := make([]faults.Fault, len(ks))
+	for i, k := range ks {
+		out[i].Kind = k
+	}
+	return out
+}
+
+// replicas returns how many workers run schedule s: Options.Replicas, or FleetReplicas when s
+// holds a fleet fault.
+func (rn *Runner) replicas(s faults.Schedule) int {
+	for _, f := range s {
+		if info, _ := f.Kind.Info(); info.Family == faults.FleetFamily {
+			return max(rn.o.Replicas, rn.o.FleetReplicas)
+		}
+	}
+	return rn.o.Replicas
+}
+
+// golden returns the golden run of the target with n workers, recording it (twice) the first
+// time.
+func (rn *Runner) golden(n int) *golden {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if g, ok := rn.goldens[n]; ok {
+		return g
+	}
+	g := &golden{}
+	rn.goldens[n] = g
+	name := rn.o.Name
+	if n > 1 {
+		name = fmt.Sprintf("%s with %d workers", rn.o.Name, n)
+	}
+	r, obs, err := rn.record(n, name)
+	if err != nil {
+		g.err = err
+		return g
+	}
+	_, again, err := rn.record(n, name)
+	if err != nil {
+		g.err = fmt.Errorf("%s: second %w", name, errors.Unwrap(err))
+		return g
+	}
+	if v := oracle.CheckDeterministic(obs, again, oracle.Options{Compare: rn.cmp}); len(v) > 0 {
+		g.err = fmt.Errorf("%s: %w: %s", name, ErrNondeterministic, v[0].Detail)
+		return g
+	}
+	obs.Trace = nil // only the determinism check needed it
+	g.r, g.obs = r, obs
+	return g
+}
+
 // record runs the target once without faults, recording where it stood at every beat.
-func (rn *Runner) record() (*run, *oracle.Observation, error) {
-	r := newRun(rn.target, &rn.o, rn.tools, nil, maxGoldenBeats, 64)
+func (rn *Runner) record(replicas int, name string) (*run, *oracle.Observation, error) {
+	o := rn.o
+	o.Replicas = replicas
+	r := newRun(rn.target, &o, rn.tools, nil, maxGoldenBeats, 64)
 	r.disk.StartLog()
 	r.rec = &recorder{}
 	x := r.startAll()
@@ -79,18 +136,19 @@ func (rn *Runner) record() (*run, *oracle.Observation, error) {
 		if x.over {
 			why = fmt.Sprintf("made %d beats without finishing", maxGoldenBeats)
 		}
-		return nil, nil, fmt.Errorf("%s: %w %s", rn.o.Name, errGolden, why)
+		return nil, nil, fmt.Errorf("%s: %w %s", name, errGolden, why)
 	}
 	return r, r.observe(x, rn.stater, true), nil
 }
 
-// GoldenBeats returns the number of beats of the golden run.
-func (rn *Runner) GoldenBeats() int { return rn.gobs.Beats }
+// GoldenBeats returns the number of beats of the golden run (with Options.Replicas workers).
+func (rn *Runner) GoldenBeats() int { return rn.golden(rn.o.Replicas).obs.Beats }
 
 // GoldenTrace returns the labels of the golden run's beats, in order.
 func (rn *Runner) GoldenTrace() []string {
-	out := make([]string, len(rn.golden.beats))
-	for i, b := range rn.golden.beats {
+	g := rn.golden(rn.o.Replicas).r
+	out := make([]string, len(g.beats))
+	for i, b := range g.beats {
 		out[i] = b.Label()
 	}
 	return out
@@ -103,11 +161,19 @@ func (rn *Runner) Options() Options { return rn.o }
 // the golden run.
 func (rn *Runner) Run(s faults.Schedule) *Case {
 	start := time.Now()
-	g := rn.gobs.Beats
-	r := newRun(rn.target, &rn.o, rn.tools, s, 10*g+1000, g)
+	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s, Repro: rn.o.Repro(s)}
+	o := rn.o
+	o.Replicas = rn.replicas(s)
+	gold := rn.golden(o.Replicas)
+	if gold.err != nil {
+		c.Verdict = oracle.Verdict{Verdict: reports.Unknown, Reason: gold.err.Error()}
+		return c
+	}
+	g := gold.obs.Beats
+	r := newRun(rn.target, &o, rn.tools, s, 10*g+1000, g)
 	var x ending
-	if len(s) > 0 && rn.derivable(s[0]) {
-		if x0, stop := rn.derive(r, s[0]); stop {
+	if len(s) > 0 && rn.derivable(s[0], o.Replicas, g) {
+		if x0, stop := rn.derive(r, gold.r, s[0]); stop {
 			x = x0
 		} else {
 			x = r.loop()
@@ -116,15 +182,8 @@ func (rn *Runner) Run(s faults.Schedule) *Case {
 		x = r.startAll()
 	}
 	obs := r.observe(x, rn.stater, false)
-	c := &Case{
-		Target:   rn.o.Name,
-		Seed:     rn.o.Seed,
-		Schedule: s,
-		Verdict:  oracle.Check(rn.gobs, obs, oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack}),
-		Repro:    rn.o.Repro(s),
-		Result:   obs.Result,
-		State:    obs.State,
-	}
+	c.Verdict = oracle.Check(gold.obs, obs, oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack})
+	c.Result, c.State = obs.Result, obs.State
 	for i, b := range r.fired {
 		if b < 0 {
 			c.Unfired = append(c.Unfired, s[i])
@@ -148,15 +207,15 @@ func (r *run) startAll() ending {
 // derivable reports whether a case whose first fault is f can start from a crash state
 // derived from the golden recording: f is a crash within the golden run, and the one worker's
 // process is all there is to crash.
-func (rn *Runner) derivable(f faults.Fault) bool {
-	return !rn.o.NoDerive && rn.o.Replicas == 1 && f.Beat < rn.gobs.Beats && isCrash(f.Kind)
+func (rn *Runner) derivable(f faults.Fault, replicas, goldenBeats int) bool {
+	return !rn.o.NoDerive && replicas == 1 && f.Beat < goldenBeats && isCrash(f.Kind)
 }
 
 // derive puts r where a run crashed by f at beat f.Beat stands, from the golden recording: the
 // golden prefix is what the first process did, because the target is deterministic. It returns
 // true if the crash ends the run.
-func (rn *Runner) derive(r *run, f faults.Fault) (ending, bool) {
-	g, k := rn.golden, f.Beat
+func (rn *Runner) derive(r *run, g *run, f faults.Fault) (ending, bool) {
+	k := f.Beat
 	at := g.rec.cursors[k]
 	r.clock = faults.NewClock(at.now)
 	r.disk = g.disk.Replay(at.disk, faults.DiskOptions{Now: r.clock.Now, Sector: rn.o.Sector})

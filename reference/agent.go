@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/spf13/afero"
@@ -21,6 +22,7 @@ type Agent struct {
 	Variant Variant
 	Task    Task
 	args    []json.RawMessage // each step's arguments, encoded once
+	tools   []harness.Tool
 }
 
 // New returns the agent of variant v (Correct for the reference itself) doing task t. It panics
@@ -32,7 +34,7 @@ func New(v Variant, t Task) *Agent {
 	if len(t.Steps) == 0 {
 		panic("reference: a Task needs at least one step")
 	}
-	a := &Agent{Variant: v, Task: t}
+	a := &Agent{Variant: v, Task: t, tools: tools(t.Reject)}
 	for _, s := range t.Steps {
 		b, err := json.Marshal(s.Args)
 		if err != nil {
@@ -52,7 +54,39 @@ func (a *Agent) Name() string {
 }
 
 // Tools declares the tools the tasks call.
-func (a *Agent) Tools() []harness.Tool { return Tools }
+func (a *Agent) Tools() []harness.Tool { return a.tools }
+
+func (a *Agent) contract(tool string) harness.Contract {
+	for _, t := range a.tools {
+		if t.Name == tool {
+			return t.Contract
+		}
+	}
+	return 0
+}
+
+// ErrCorrupt is returned when the log is damaged in its middle: sound, committed records follow
+// a damaged one. Nothing after the damage can be trusted and nothing before it is the whole
+// story, so the agent stops rather than redo committed work (whose idempotency keys the tools
+// may have forgotten) or drop it silently.
+var ErrCorrupt = errors.New("the log is corrupt")
+
+// The ways a session of work ends short of the end of the run.
+var (
+	errLost     = errors.New("reference: lost the run's lease")
+	errWaiting  = errors.New("reference: waiting for a message")
+	errHardIdle = errors.New("reference: watchdog: no answer within the hard idle timeout")
+	errNotDone  = errors.New("reference: the step did not happen")
+)
+
+// phase is where a turn is blocked, after ShanClaw's phase machine: the watchdog reads it.
+type phase int
+
+const (
+	phaseNone phase = iota
+	phaseAwaitingLLM
+	phaseExecutingTools
+)
 
 // proc is one process of the agent: what it holds in memory until it is crashed.
 type proc struct {
@@ -61,43 +95,154 @@ type proc struct {
 	fs        afero.Fs
 	st        State
 	wal       afero.File
-	walLen    int64
 	sinceSnap int
+	lease     harness.Lease
+	held      bool
+
+	// the turn, as the watchdog sees it
+	phase      phase
+	since      time.Time
+	softFired  bool
+	cancelTurn context.CancelCauseFunc
 }
 
-// Run runs the task, or resumes it from the disk.
+// Run works on the run until it is over, resuming it from the disk. A worker works only while
+// it holds the run's lease; without it, it waits, and takes over once the lease expires. At an
+// asynchronous step or an approval it records that it waits, releases the lease, and waits for
+// the message like any other worker.
 func (a *Agent) Run(ctx context.Context, env *harness.Env) (any, error) {
 	p := &proc{a: a, env: env, fs: env.FS()}
-	if a.Variant.persists() {
-		if err := p.recover(); err != nil {
-			return nil, err
-		}
-		defer p.wal.Close()
-	}
-	if p.st.RunID == "" {
-		if err := p.log(record{Type: "start", RunID: "run-" + a.Task.ID, Goal: a.Task.Goal, Plan: a.plan()}); err != nil {
-			return nil, err
-		}
-		env.Mark("started")
-	}
-	for p.st.Cursor < len(a.Task.Steps) {
+	defer p.drop()
+	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := p.step(ctx, p.st.Cursor); err != nil {
-			return nil, fmt.Errorf("reference: step %d (%s): %w", p.st.Cursor, a.Task.Steps[p.st.Cursor].Name, err)
+		st, err := p.view()
+		if err != nil {
+			return nil, err
+		}
+		if st.over() {
+			return st.result(), nil
+		}
+		if st.Awaiting != "" {
+			if _, err := env.Await(ctx, st.Awaiting); err != nil {
+				return nil, err
+			}
+		}
+		if !p.held {
+			if err := p.acquire(ctx); errors.Is(err, harness.ErrLeaseHeld) {
+				if err := env.Sleep(ctx, pollEvery); err != nil {
+					return nil, err
+				}
+				continue
+			} else if err != nil {
+				return nil, err
+			}
+		}
+		switch err := p.work(ctx); {
+		case err == nil:
+			return p.st.result(), nil
+		case errors.Is(err, errLost):
+			p.drop()
+		case errors.Is(err, errWaiting):
+			if err := env.Release(ctx, p.lease); err != nil {
+				return nil, err
+			}
+			p.drop()
+		default:
+			return nil, err
 		}
 	}
-	if p.st.Phase != "completed" {
-		if err := p.finish(); err != nil {
-			return nil, fmt.Errorf("reference: finishing: %w", err)
-		}
-	}
-	res := Result{RunID: p.st.RunID}
-	for _, c := range p.st.Completed {
+}
+
+func (s State) result() Result {
+	res := Result{RunID: s.RunID, Phase: s.Phase}
+	for _, c := range s.Completed {
 		res.Outputs = append(res.Outputs, c.Output)
 	}
-	return res, nil
+	return res
+}
+
+// view returns the run's state as a worker without the lease may read it.
+func (p *proc) view() (State, error) {
+	if !p.a.Variant.persists() {
+		return p.st, nil
+	}
+	l, err := p.a.load(p.fs)
+	return l.st, err
+}
+
+func (p *proc) acquire(ctx context.Context) error {
+	l, err := p.env.Acquire(ctx, "run-"+p.a.Task.ID, leaseTTL)
+	if err != nil {
+		return err
+	}
+	p.lease, p.held = l, true
+	return nil
+}
+
+// renew extends the lease; a lease that was lost ends the session.
+func (p *proc) renew(ctx context.Context) error {
+	l, err := p.env.Renew(ctx, p.lease, leaseTTL)
+	if err != nil {
+		return errLost
+	}
+	p.lease = l
+	return nil
+}
+
+// drop forgets the lease and closes the log.
+func (p *proc) drop() {
+	p.held = false
+	if p.wal != nil {
+		p.wal.Close()
+		p.wal = nil
+	}
+}
+
+// mark declares progress, which only the lease holder may: it first checks that the lease
+// still stands (by its expiry, which no one else can pass, renewing it when it has run out).
+// The no-heartbeat variant trusts its lease and checks nothing.
+func (p *proc) mark(ctx context.Context, label string) error {
+	if p.a.Variant != NoHeartbeat && !p.env.Now().Before(p.lease.Expires) {
+		if err := p.renew(ctx); err != nil {
+			return err
+		}
+	}
+	p.env.Mark(label)
+	return nil
+}
+
+// work does the run while holding the lease, until it is over, waits, or the lease is lost.
+func (p *proc) work(ctx context.Context) error {
+	if p.a.Variant.persists() {
+		if err := p.recover(); err != nil {
+			return err
+		}
+	}
+	if p.st.RunID == "" {
+		if err := p.log(record{Type: "start", RunID: "run-" + p.a.Task.ID, Goal: p.a.Task.Goal, Plan: p.a.plan()}); err != nil {
+			return err
+		}
+		if err := p.mark(ctx, "started"); err != nil {
+			return err
+		}
+	}
+	for p.st.Cursor < len(p.a.Task.Steps) && !p.st.over() {
+		if err := p.step(ctx, p.st.Cursor); err != nil {
+			if errors.Is(err, errLost) || errors.Is(err, errWaiting) {
+				return err
+			}
+			return fmt.Errorf("reference: step %d (%s): %w", p.st.Cursor, p.a.Task.Steps[p.st.Cursor].Name, err)
+		}
+	}
+	if err := p.finish(ctx); err != nil {
+		if errors.Is(err, errLost) {
+			return err
+		}
+		return fmt.Errorf("reference: finishing: %w", err)
+	}
+	return nil
 }
 
 func (a *Agent) plan() []string {
@@ -108,50 +253,107 @@ func (a *Agent) plan() []string {
 	return names
 }
 
-func contract(tool string) harness.Contract {
-	for _, t := range Tools {
-		if t.Name == tool {
-			return t.Contract
+// step does step i. Each attempt is a turn under its own watchdog; a turn the watchdog cut
+// short, or a step that did not happen, is planned again.
+func (p *proc) step(ctx context.Context, i int) error {
+	replan := false
+	for tries := 0; ; tries++ {
+		err := p.turn(ctx, i, replan)
+		if !errors.Is(err, errHardIdle) && !errors.Is(err, errNotDone) || tries == 3 {
+			return err
 		}
+		replan = true
 	}
-	return 0
 }
 
-// step does step i: the model plans it, the intent is recorded, the tool is called, the
-// outcome is committed. Each is durable before the next begins, and each resumes from the log.
-func (p *proc) step(ctx context.Context, i int) error {
+// turn does one attempt at step i: the model plans it, the intent is recorded, the tool is
+// called, and the outcome is committed, or, for an asynchronous step or an approval, the wait is
+// recorded. Each is durable before the next begins, and each resumes from the log.
+func (p *proc) turn(ctx context.Context, i int, replan bool) error {
+	turn, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	p.cancelTurn, p.softFired = cancel, false
+	p.env.Go(p.watchdog(turn))
+
 	s, v := p.a.Task.Steps[i], p.a.Variant
-	if p.st.Planned < i {
-		msg := model(p.a.Task, i)
+	if p.st.Awaiting != "" { // the message this step waited for has come
+		return p.complete(turn, i)
+	}
+	if p.st.Planned < i || replan {
+		msg, err := p.think(turn, i)
+		if err != nil {
+			return err
+		}
 		if err := p.log(record{Type: "model", Step: i, Msg: &msg}); err != nil {
 			return err
 		}
-		p.env.Mark(fmt.Sprintf("step %d %s planned", i, s.Name))
+		if err := p.mark(turn, fmt.Sprintf("step %d %s planned", i, s.Name)); err != nil {
+			return err
+		}
 	}
 	call := harness.Call{Tool: s.Tool, Args: p.a.args[i]}
-	if contract(s.Tool) != harness.ReadOnly && v != ActThenSave {
+	if p.a.contract(s.Tool) != harness.ReadOnly && v != ActThenSave {
 		switch e := p.st.entry(i); {
-		case e == nil:
-			call.Key = p.key(i)
+		case e == nil || e.Status != "pending" || replan:
+			call.Key = p.key(i, p.st.revision(i))
 			if err := p.log(record{Type: "intent", Step: i, Tool: s.Tool, Key: call.Key}); err != nil {
 				return err
 			}
-			p.env.Mark(fmt.Sprintf("step %d %s intent", i, s.Name))
+			if err := p.mark(turn, fmt.Sprintf("step %d %s intent", i, s.Name)); err != nil {
+				return err
+			}
 		case v == UnstableKey:
-			call.Key = p.key(i) // the bug: a new key for the same logical step
+			call.Key = p.key(i, 0) // the bug: a new key for the same logical step
+		case v == RetryWithoutKey:
+			call.Key = "" // the bug: the pending step is retried without its key
 		default:
 			call.Key = e.Key // reconcile a pending intent: the same key, so the tool deduplicates
 		}
 	}
-	reply, err := p.env.Call(ctx, call)
+	if v != NoFencing {
+		call.Fence = p.lease.Token
+	}
+	reply, err := p.act(turn, call)
 	if err != nil {
 		return err
 	}
+	if s.Kind != Act {
+		if err := p.log(record{Type: "await", Step: i, Topic: reply.Topic, Human: s.Kind == Approval}); err != nil {
+			return err
+		}
+		if err := p.mark(turn, fmt.Sprintf("step %d %s awaiting", i, s.Name)); err != nil {
+			return err
+		}
+		return errWaiting
+	}
+	return p.commit(turn, i, reply.ID)
+}
+
+// complete finishes step i with the message it waited for: the first, for a completion may be
+// delivered twice. If it has not come, the holder goes back to waiting without the lease.
+func (p *proc) complete(ctx context.Context, i int) error {
+	msgs := p.env.Messages(p.st.Awaiting)
+	if len(msgs) == 0 {
+		return errWaiting
+	}
+	if p.a.Task.Steps[i].Kind == Approval && msgs[0].Body == "rejected" {
+		if err := p.log(record{Type: "reject", Step: i}); err != nil {
+			return err
+		}
+		return p.mark(ctx, fmt.Sprintf("step %d %s rejected", i, p.a.Task.Steps[i].Name))
+	}
+	return p.commit(ctx, i, msgs[0].Body)
+}
+
+// commit records step i's outcome, compacting the transcript when it is time.
+func (p *proc) commit(ctx context.Context, i int, output string) error {
 	compact := p.a.Task.CompactAfter > 0 && i+1 == p.a.Task.CompactAfter
-	if err := p.log(record{Type: "commit", Step: i, Output: reply.ID, Compact: compact}); err != nil {
+	if err := p.log(record{Type: "commit", Step: i, Output: output, Compact: compact}); err != nil {
 		return err
 	}
-	p.env.Mark(fmt.Sprintf("step %d %s committed", i, s.Name))
+	if err := p.mark(ctx, fmt.Sprintf("step %d %s committed", i, p.a.Task.Steps[i].Name)); err != nil {
+		return err
+	}
 	every := p.a.Task.SnapshotEvery
 	if every <= 0 {
 		every = 2
@@ -162,21 +364,142 @@ func (p *proc) step(ctx context.Context, i int) error {
 	return nil
 }
 
-// key returns the idempotency key of step i: stable per logical step, except in the
-// unstable-key variant, which mixes in a number drawn by the process.
-func (p *proc) key(i int) string {
+// key returns the idempotency key of step i, planned for the rev-th time: stable per logical
+// step, except in the unstable-key variant, which mixes in a number drawn by the process.
+func (p *proc) key(i, rev int) string {
 	k := fmt.Sprintf("%s:%d", p.st.RunID, i)
+	if rev > 0 {
+		k += fmt.Sprintf(":r%d", rev)
+	}
 	if p.a.Variant == UnstableKey {
 		k += fmt.Sprintf(":%04x", p.env.Rand().Uint32()&0xffff)
 	}
 	return k
 }
 
-func (p *proc) finish() error {
-	if err := p.log(record{Type: "done"}); err != nil {
-		return err
+// think asks the model to plan step i, recovering from its failures through one dispatch, in
+// ShanClaw's order: a hard idle timeout, then a context too long (compact the prompt), then a
+// retryable error (back off), else give up (the process fails and is restarted).
+func (p *proc) think(ctx context.Context, i int) (Message, error) {
+	msg := model(p.a.Task, i)
+	compacted, retries := false, 0
+	for {
+		p.enter(phaseAwaitingLLM)
+		_, err := p.env.Model(ctx, harness.ModelCall{Purpose: fmt.Sprintf("plan step %d", i), Reply: msg.Content, Latency: modelLatency})
+		p.enter(phaseNone)
+		var rl *harness.RateLimitError
+		switch {
+		case err == nil:
+			return msg, nil
+		case errors.Is(context.Cause(ctx), errHardIdle):
+			return msg, errHardIdle // the watchdog cancelled the call: a new turn asks again
+		case errors.Is(context.Cause(ctx), errLost):
+			return msg, errLost
+		case errors.Is(err, harness.ErrContextLength) && !compacted:
+			compacted = true // ask again with a compacted prompt
+		case errors.As(err, &rl) && retries < 3:
+			retries++
+			if err := p.env.Sleep(ctx, rl.RetryAfter); err != nil {
+				return msg, err
+			}
+		case errors.Is(err, harness.ErrModelServer) && retries < 3:
+			retries++
+			if err := p.env.Sleep(ctx, time.Duration(retries)*time.Second); err != nil {
+				return msg, err
+			}
+		default:
+			if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+				return msg, c
+			}
+			return msg, fmt.Errorf("model: %w", err)
+		}
 	}
-	p.env.Mark("done")
+}
+
+// act calls a tool, retrying with the same key what may not have happened: a transient
+// failure, a lost reply, a timeout. A fenced call means the lease was lost. The
+// ambiguous-as-failed variant treats a lost reply or a timeout as a step that did not happen.
+func (p *proc) act(ctx context.Context, call harness.Call) (harness.Reply, error) {
+	for try := 1; ; try++ {
+		tctx, cancel := p.env.WithTimeout(ctx, toolDeadline)
+		p.enter(phaseExecutingTools)
+		reply, err := p.env.Call(tctx, call)
+		p.enter(phaseNone)
+		cancel()
+		switch {
+		case err == nil:
+			return reply, nil
+		case errors.Is(err, harness.ErrFenced):
+			return reply, errLost
+		case errors.Is(context.Cause(ctx), errHardIdle):
+			return reply, errHardIdle
+		case errors.Is(context.Cause(ctx), errLost):
+			return reply, errLost
+		case errors.Is(err, harness.ErrToolAmbiguous), errors.Is(err, context.DeadlineExceeded):
+			if p.a.Variant == AmbiguousAsFailed {
+				return reply, errNotDone
+			}
+		case errors.Is(err, harness.ErrToolTransient):
+		default:
+			return reply, err
+		}
+		if try == 5 {
+			return reply, err
+		}
+		if err := p.env.Sleep(ctx, time.Duration(try)*time.Second); err != nil {
+			return reply, err
+		}
+	}
+}
+
+// enter records the turn's phase for the watchdog.
+func (p *proc) enter(ph phase) {
+	p.phase, p.since = ph, p.env.Now()
+}
+
+// idle reports whether the turn is blocked in a phase that counts as idle: only waiting on the
+// model. The idle-tools variant counts tool execution too.
+func (p *proc) idle() bool {
+	return p.phase == phaseAwaitingLLM || p.phase == phaseExecutingTools && p.a.Variant == IdleTools
+}
+
+// watchdog returns the turn's watchdog, a thread that ticks in virtual time: idle past the soft
+// timeout it emits a status, past the hard timeout it cancels the turn; and it renews the lease
+// (the heartbeat), which the no-heartbeat variant never does.
+func (p *proc) watchdog(ctx context.Context) func(context.Context) {
+	return func(context.Context) {
+		for p.env.Sleep(ctx, watchTick) == nil {
+			now := p.env.Now()
+			if p.idle() {
+				idle := now.Sub(p.since)
+				if idle >= softTimeout && !p.softFired {
+					p.softFired = true
+					p.env.Call(ctx, harness.Call{Tool: "emit_status", Args: map[string]string{"status": "idle_soft"}})
+				}
+				if idle >= hardTimeout {
+					p.cancelTurn(errHardIdle)
+					return
+				}
+			}
+			if p.held && p.a.Variant != NoHeartbeat && p.lease.Expires.Sub(now) <= leaseTTL-heartbeat {
+				if p.renew(ctx) != nil {
+					p.cancelTurn(errLost)
+					return
+				}
+			}
+		}
+	}
+}
+
+func (p *proc) finish(ctx context.Context) error {
+	if p.st.Phase == Running {
+		if err := p.log(record{Type: "done"}); err != nil {
+			return err
+		}
+		if err := p.mark(ctx, "done"); err != nil {
+			return err
+		}
+	}
 	if err := p.snapshot(); err != nil {
 		return err
 	}
@@ -190,11 +513,9 @@ func (p *proc) finish() error {
 func (p *proc) log(r record) error {
 	r.At = p.env.Now().Unix()
 	if p.a.Variant.persists() {
-		b := frame(r, p.a.Variant != NoChecksum)
-		if err := p.write(p.wal, b); err != nil {
+		if err := p.write(p.wal, frame(r, p.lease.Token, p.a.Variant != NoChecksum)); err != nil {
 			return err
 		}
-		p.walLen += int64(len(b))
 	}
 	added, err := p.st.apply(r)
 	if err != nil {
@@ -238,18 +559,24 @@ func (p *proc) syncDir(name string) error {
 	return d.Sync()
 }
 
-// snapshot writes the state and the log offset it covers to a new file, makes it durable, and
-// renames it over the old snapshot.
+// snapshot writes the state, the log offset it covers and the lease token it was written under
+// to a new file, makes it durable, and renames it over the old snapshot.
 func (p *proc) snapshot() error {
 	p.sinceSnap = 0
 	if !p.a.Variant.persists() {
 		return nil
 	}
-	return p.replace(snapTmp, snapPath, encodeSnapshot(p.st, p.walLen))
+	fi, err := p.wal.Stat()
+	if err != nil {
+		return err
+	}
+	return p.replace(snapPath, encodeSnapshot(p.st, fi.Size(), p.lease.Token))
 }
 
-// replace atomically replaces the file at path with b, through tmp.
-func (p *proc) replace(tmp, path string, b []byte) error {
+// replace atomically replaces the file at path with b, through a temporary file of this
+// process's own.
+func (p *proc) replace(path string, b []byte) error {
+	tmp := fmt.Sprintf("%s.%d.tmp", path, p.env.Attempt())
 	f, err := p.fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
@@ -267,40 +594,50 @@ func (p *proc) replace(tmp, path string, b []byte) error {
 	return p.syncDir(dir)
 }
 
-func encodeSnapshot(st State, off int64) []byte {
+// snapshotHead is how a snapshot starts: a JSON object holding the log offset it covers, the
+// lease token it was written under and the CRC-32C of its state, then the state. It is written
+// and read by hand, so that the state is parsed once.
+const snapshotHead = `{"wal_offset":%d,"tok":%d,"crc":%d,"state":`
+
+func encodeSnapshot(st State, off int64, tok uint64) []byte {
 	state, err := json.Marshal(st)
 	if err != nil {
 		panic(err) // a State holds only encodable values
 	}
-	b := fmt.Appendf(nil, snapshotHead, off, crc32.Checksum(state, castagnoli))
+	b := fmt.Appendf(nil, snapshotHead, off, tok, crc32.Checksum(state, castagnoli))
 	return append(append(b, state...), '}')
 }
 
-// snapshotHead is how a snapshot starts: a JSON object holding the log offset it covers, the
-// CRC-32C of its state, then the state. It is written and read by hand, so that the state is
-// parsed once rather than three times (as a json.RawMessage field would be).
-const snapshotHead = `{"wal_offset":%d,"crc":%d,"state":`
+// snapshot is a decoded snapshot.
+type snapshot struct {
+	st  State
+	off int
+	tok uint64
+}
 
 // decodeSnapshot reads a snapshot; ok is false if it is damaged or (checksum) fails its CRC.
-func decodeSnapshot(b []byte, checksum bool) (st State, off int64, ok bool) {
+func decodeSnapshot(b []byte, checksum bool) (s snapshot, ok bool) {
 	var crc uint32
-	n, err := fmt.Sscanf(string(b[:min(len(b), 64)]), snapshotHead, &off, &crc)
-	if err != nil || n != 2 || len(b) == 0 || b[len(b)-1] != '}' {
-		return st, 0, false
+	var off int64
+	n, err := fmt.Sscanf(string(b[:min(len(b), 96)]), snapshotHead, &off, &s.tok, &crc)
+	if err != nil || n != 3 || b[len(b)-1] != '}' {
+		return s, false
 	}
-	head := len(fmt.Appendf(nil, snapshotHead, off, crc))
+	head := len(fmt.Appendf(nil, snapshotHead, off, s.tok, crc))
 	if head > len(b)-1 {
-		return st, 0, false
+		return s, false
 	}
 	state := b[head : len(b)-1]
 	if checksum && crc32.Checksum(state, castagnoli) != crc {
-		return st, 0, false
+		return s, false
 	}
-	return st, off, json.Unmarshal(state, &st) == nil
+	s.off = int(off)
+	return s, json.Unmarshal(state, &s.st) == nil
 }
 
-// recover rebuilds the state from the disk and opens the log for appending, cutting off a torn
-// tail first. A missing or stale snapshot is rebuilt from the log.
+// recover rebuilds the state from the disk and opens the log for appending. The log is never
+// cut: past a damaged tail, an epoch record names the sound part this holder continues. A
+// missing or stale snapshot is rebuilt from the log.
 func (p *proc) recover() error {
 	if _, err := p.fs.Stat(dir); err != nil {
 		if err := p.fs.MkdirAll(dir, 0o755); err != nil {
@@ -314,7 +651,7 @@ func (p *proc) recover() error {
 	if err != nil {
 		return err
 	}
-	p.st, p.walLen = l.st, l.good
+	p.st = l.st
 	flag := os.O_WRONLY | os.O_APPEND
 	if !l.walExists {
 		flag |= os.O_CREATE
@@ -328,11 +665,7 @@ func (p *proc) recover() error {
 		}
 	}
 	if l.good < l.size {
-		// A torn or damaged tail: cut it off, or the next record would land after it.
-		if err := p.wal.Truncate(l.good); err != nil {
-			return fmt.Errorf("reference: %w", err)
-		}
-		if err := p.wal.Sync(); err != nil {
+		if err := p.log(record{Type: "epoch", Base: l.good}); err != nil {
 			return fmt.Errorf("reference: %w", err)
 		}
 	}
@@ -347,13 +680,14 @@ func (p *proc) recover() error {
 // loaded is what the disk holds, as recovery reads it.
 type loaded struct {
 	st         State
-	good, size int64 // where the log's good part ends; its size
+	good, size int // where the log's sound part ends; its size
 	walExists  bool
 	snapshotOK bool
 }
 
-// load reads the state a restarted process would recover: the snapshot, if it is whole and
-// not ahead of the log, then the log records after it.
+// load reads the state a restarted process would recover: the snapshot, if it is whole, ends
+// at a record of the log and was written under the newest lease token up to there (not by a
+// zombie), then the records after it.
 func (a *Agent) load(fsys afero.Fs) (loaded, error) {
 	var l loaded
 	b, err := afero.ReadFile(fsys, walPath)
@@ -363,19 +697,31 @@ func (a *Agent) load(fsys afero.Fs) (loaded, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return l, fmt.Errorf("reference: reading the log: %w", err)
 	}
-	l.size = int64(len(b))
+	l.size = len(b)
+	checksum := a.Variant != NoChecksum
+	entries, good, corrupt := scan(b, checksum)
+	if corrupt {
+		return l, fmt.Errorf("reference: %s: the record at offset %d is damaged and sound records follow it: %w", walPath, good, ErrCorrupt)
+	}
+	l.good = good
 	from := 0
 	if sb, err := afero.ReadFile(fsys, snapPath); err == nil {
-		if st, off, ok := decodeSnapshot(sb, a.Variant != NoChecksum); ok && off <= l.size {
-			l.st, l.snapshotOK, from = st, true, int(off)
+		if s, ok := decodeSnapshot(sb, checksum); ok {
+			var maxTok uint64
+			for i, e := range entries {
+				maxTok = max(maxTok, e.tok)
+				if e.end == s.off && maxTok <= s.tok {
+					l.st, l.snapshotOK, from = s.st, true, i+1
+					break
+				}
+			}
 		}
 	}
-	if !l.snapshotOK {
-		l.st = State{}
-	}
-	recs, good := scan(b, from, a.Variant != NoChecksum)
-	l.good = int64(good)
-	for _, r := range recs {
+	for _, e := range entries[from:] {
+		var r record
+		if err := json.Unmarshal(e.payload, &r); err != nil {
+			continue // a record whose checksum was not checked, and that does not decode
+		}
 		if _, err := l.st.apply(r); err != nil {
 			return l, fmt.Errorf("reference: replaying the log: %w", err)
 		}
@@ -408,41 +754,32 @@ func (p *proc) appendMeta(ms []Meta) error {
 	if len(ms) == 0 {
 		return nil
 	}
-	var b []byte
-	for _, m := range ms {
-		line, _ := json.Marshal(m)
-		b = append(append(b, line...), '\n')
-	}
 	f, err := p.fs.OpenFile(metaPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return p.write(f, b)
+	return p.write(f, encodeMeta(ms))
 }
 
 // rewriteMeta replaces the metadata file with the in-memory metadata.
-func (p *proc) rewriteMeta() error {
+func (p *proc) rewriteMeta() error { return p.replace(metaPath, encodeMeta(p.st.Meta)) }
+
+func encodeMeta(ms []Meta) []byte {
 	var b []byte
-	for _, m := range p.st.Meta {
+	for _, m := range ms {
 		line, _ := json.Marshal(m)
 		b = append(append(b, line...), '\n')
 	}
-	return p.replace(metaTmp, metaPath, b)
+	return b
 }
 
 func readMeta(fsys afero.Fs) []Meta {
 	b, _ := afero.ReadFile(fsys, metaPath)
 	var out []Meta
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
+	for _, line := range bytes.Split(b, []byte("\n")) {
 		var m Meta
-		if json.Unmarshal(line, &m) == nil {
+		if len(line) > 0 && json.Unmarshal(line, &m) == nil {
 			out = append(out, m)
 		}
 	}

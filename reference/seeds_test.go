@@ -148,7 +148,7 @@ func TestSeedShanClaw_ResumeAfterCrash_FinalSaveClears(t *testing.T) {
 // and the resumed run finishes with misattributed metadata. Without a crash nothing shows.
 func TestSeedShanClaw_AppendOnlyMetaDriftsOnlyOnCrash(t *testing.T) {
 	rn := runner(t, reference.MetaDrift, reference.Onboarding(), harness.Options{})
-	kill := beatOf(t, rn, "step 4 provision_credentials planned", 1) + 1 // after the compaction
+	kill := beatOf(t, rn, "step 5 create_po planned", 1) + 1 // after the compaction
 	got, err := rn.CrashState(faults.Fault{Kind: faults.Kill, Beat: kill})
 	if err != nil {
 		t.Fatal(err)

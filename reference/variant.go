@@ -16,6 +16,12 @@ const (
 	NoChecksum    Variant = "no-checksum"
 	MetaDrift     Variant = "meta-drift"
 	SwallowENOSPC Variant = "swallow-enospc"
+	// The variants of the fleet and the outside world.
+	NoFencing         Variant = "no-fencing"
+	NoHeartbeat       Variant = "no-heartbeat"
+	RetryWithoutKey   Variant = "retry-without-key"
+	AmbiguousAsFailed Variant = "ambiguous-as-failed"
+	IdleTools         Variant = "idle-tools"
 )
 
 // VariantInfo describes a variant: its bug, where the bug comes from, and how chaoskit
@@ -48,6 +54,16 @@ var variantTable = []VariantInfo{
 		[]string{"same-state"}, []faults.Kind{faults.Kill, faults.Power}},
 	{SwallowENOSPC, "ignores a full disk, so it finishes a run whose log never reached the disk", "brat: disk full, write failed midway",
 		[]string{"same-state", "same-result", "completes"}, []faults.Kind{faults.DiskFull}},
+	{NoFencing, "acts without its lease's fencing token, so a zombie that wakes after its keys expired repeats an effect", "brat's leases; Kleppmann's fencing tokens",
+		[]string{"no-duplicate-effects"}, []faults.Kind{faults.Lease}},
+	{NoHeartbeat, "never renews its lease, so a slow turn loses it to another worker while it carries on", "brat: lock.renewed before the TTL expires",
+		[]string{"bounded-work-lost", "completes"}, []faults.Kind{faults.Lease, faults.ModelRateLimit}},
+	{RetryWithoutKey, "retries a pending step without its idempotency key", "durable-execution guide: blind retry on resume",
+		[]string{"no-duplicate-effects"}, []faults.Kind{faults.Kill, faults.ToolAmbiguous}},
+	{AmbiguousAsFailed, "takes a lost reply or a timeout for a step that did not happen and plans it again", "durable-execution guide: 200, but the connection dropped",
+		[]string{"no-duplicate-effects"}, []faults.Kind{faults.ToolAmbiguous, faults.ToolTimeout}},
+	{IdleTools, "its watchdog counts tool execution as idle, so it cuts a slow tool call short and plans the step again", "ShanClaw: only waiting on the model counts as idle",
+		[]string{"no-duplicate-effects"}, []faults.Kind{faults.ToolTimeout}},
 }
 
 // Variants lists the reference agent and its variants, the correct agent first.
