@@ -134,13 +134,13 @@ func TestGoldenRunFailuresAreErrors(t *testing.T) {
 	}{
 		"error": {func(ctx context.Context, env *harness.Env) (any, error) { return nil, errors.New("boom") }, "golden run failed: boom"},
 		"panic": {func(ctx context.Context, env *harness.Env) (any, error) { panic("kaput") }, "golden run panicked: kaput"},
-		"hang":  {func(ctx context.Context, env *harness.Env) (any, error) { select {} }, "golden run process 0 hung: no beat for 50ms"},
+		"hang":  {func(ctx context.Context, env *harness.Env) (any, error) { select {} }, "golden run process 0 hung: no beat for 1s"},
 		"unknown tool": {func(ctx context.Context, env *harness.Env) (any, error) {
 			return env.Call(ctx, harness.Call{Tool: "nope"})
 		}, `call to undeclared tool "nope"`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := harness.NewRunner(harness.Func{RunFunc: tc.run}, harness.Options{Name: name, Timeout: 50 * time.Millisecond})
+			_, err := harness.NewRunner(harness.Func{RunFunc: tc.run}, harness.Options{Name: name, Timeout: time.Second})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}
@@ -199,9 +199,9 @@ func TestCrashDuringRecovery(t *testing.T) {
 
 func TestHungRecoveryIsUnknown(t *testing.T) {
 	target := steps{n: 3, onResume: func(env *harness.Env, done int) { select {} }}
-	rn := newRunner(t, target, harness.Options{Timeout: 50 * time.Millisecond})
+	rn := newRunner(t, target, harness.Options{Timeout: time.Second})
 	c := rn.Run(kill(4))
-	if c.Verdict.Verdict != reports.Unknown || !strings.Contains(c.Verdict.Reason, "hung: no beat for 50ms") {
+	if c.Verdict.Verdict != reports.Unknown || !strings.Contains(c.Verdict.Reason, "hung: no beat for 1s") {
 		t.Fatalf("%s", c)
 	}
 }

@@ -116,7 +116,11 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 	var v Verdict
 	v.Metrics.GoldenBeats = golden.Beats
 	v.Metrics.Beats = faulty.Beats
-	v.Metrics.Restarts = max(0, len(faulty.Attempts)-1)
+	for _, a := range faulty.Attempts {
+		if !a.First {
+			v.Metrics.Restarts++
+		}
+	}
 	if faulty.Undecided != "" {
 		v.Verdict, v.Reason = reports.Unknown, faulty.Undecided
 		return v

@@ -18,7 +18,7 @@ func effects(ids ...string) []oracle.Effect {
 
 func done(eff []oracle.Effect) *oracle.Observation {
 	return &oracle.Observation{Completed: true, Result: "ok", State: "s", Effects: eff, Beats: 10,
-		Attempts: []oracle.Attempt{{Start: 0, End: 10, FirstFault: -1}}}
+		Attempts: []oracle.Attempt{{Start: 0, End: 10, First: true, FirstFault: -1}}}
 }
 
 func props(v oracle.Verdict) string {

@@ -1,0 +1,255 @@
+package harness_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/reports"
+)
+
+func golden(t *testing.T, target harness.Target, opts harness.Options) *harness.Case {
+	t.Helper()
+	return newRunner(t, target, opts).Run(nil)
+}
+
+// Virtual time: a run that sleeps through a weekend finishes in no time, and sees the weekend
+// pass.
+func TestVirtualTimeDoesNotWait(t *testing.T) {
+	start := time.Now()
+	c := golden(t, harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		before := env.Now()
+		if err := env.Sleep(ctx, 52*time.Hour); err != nil {
+			return nil, err
+		}
+		return env.Now().Sub(before), nil
+	}}, harness.Options{})
+	if c.Result != 52*time.Hour {
+		t.Fatalf("the run saw %v pass, want 52h", c.Result)
+	}
+	if wall := time.Since(start); wall > 5*time.Second {
+		t.Fatalf("52 virtual hours took %v of real time", wall)
+	}
+}
+
+// A virtual deadline ends a wait that nothing else would end, with DeadlineExceeded, at exactly
+// the deadline; a model that hangs is such a wait.
+func TestVirtualDeadline(t *testing.T) {
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		start := env.Now()
+		tctx, cancel := env.WithTimeout(ctx, 25*time.Second)
+		defer cancel()
+		_, err := env.Model(tctx, harness.ModelCall{Purpose: "plan", Reply: "ok"})
+		return fmt.Sprintf("%v after %v", err, env.Now().Sub(start)), nil
+	}}
+	rn := newRunner(t, target, harness.Options{})
+	if c := rn.Run(nil); c.Result != "<nil> after 0s" {
+		t.Fatalf("golden: %v", c.Result)
+	}
+	c := rn.Run(faults.Schedule{{Kind: faults.ModelHang, Beat: 0}})
+	if c.Result != "context deadline exceeded after 25s" {
+		t.Fatalf("hung model: %v", c.Result)
+	}
+}
+
+// A run in which every thread waits for something that will never come is stuck: the golden
+// run is refused, a faulty run does not complete. Neither waits in real time.
+func TestStuckRunsAreDetected(t *testing.T) {
+	hangs := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		_, err := env.Model(ctx, harness.ModelCall{Purpose: "plan"}) // no deadline
+		return nil, err
+	}}
+	rn := newRunner(t, hangs, harness.Options{})
+	c := rn.Run(faults.Schedule{{Kind: faults.ModelHang, Beat: 0}})
+	if !c.Breaks(oracle.Completes) || !strings.Contains(c.Verdict.Violations[0].Detail, "stuck: nothing will ever wake the run") {
+		t.Fatalf("%s", c)
+	}
+	_, err := harness.NewRunner(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		return env.Await(ctx, "never")
+	}}, harness.Options{Name: "waiter"})
+	if err == nil || !strings.Contains(err.Error(), "waiter: golden run failed: stuck") || !strings.Contains(err.Error(), "a message on never") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Threads started with Go run when the others wait, one at a time, deterministically, and die
+// with their process.
+func TestThreads(t *testing.T) {
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		var log []string
+		for i, name := range []string{"a", "b"} {
+			env.Go(func(ctx context.Context) {
+				for j := 0; j < 3; j++ {
+					if env.Sleep(ctx, time.Duration(2+i)*time.Second) != nil {
+						return
+					}
+					log = append(log, fmt.Sprintf("%s@%s", name, env.Now().Sub(faults.Epoch)))
+				}
+			})
+		}
+		if err := env.Sleep(ctx, 10*time.Second); err != nil {
+			return nil, err
+		}
+		return strings.Join(log, " "), nil
+	}}
+	// When two threads wake at the same instant, the seeded scheduler picks which runs first.
+	for _, want := range []string{"a@2s b@3s a@4s a@6s b@6s b@9s", "a@2s b@3s a@4s b@6s a@6s b@9s"} {
+		if c := golden(t, target, harness.Options{}); c.Result == want {
+			return
+		}
+	}
+	t.Fatalf("threads ran as %q", golden(t, target, harness.Options{}).Result)
+}
+
+// The lease service: one holder at a time, a new token per acquisition, takeover once the lease
+// expires, and a stale holder fenced off.
+func TestLeasesAndFencing(t *testing.T) {
+	target := harness.Func{
+		ToolList: []harness.Tool{{Name: "pay", Contract: harness.NotIdempotent, Fenced: true}},
+		RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+			var out []string
+			say := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+			a, err := env.Acquire(ctx, "run", 30*time.Second)
+			say("a: token %d %v", a.Token, err)
+			_, err = env.Acquire(ctx, "run", 30*time.Second)
+			say("again by the same worker: %v", err)
+			env.Sleep(ctx, 31*time.Second)
+			_, err = env.Renew(ctx, a, 30*time.Second)
+			say("renew after expiry: %v", errors.Is(err, harness.ErrLeaseLost))
+			b, _ := env.Acquire(ctx, "run", 30*time.Second)
+			_, err = env.Call(ctx, harness.Call{Tool: "pay", Args: 1, Fence: b.Token})
+			say("pay with token %d: %v", b.Token, err)
+			_, err = env.Call(ctx, harness.Call{Tool: "pay", Args: 2, Fence: a.Token})
+			say("pay with token %d: %v", a.Token, errors.Is(err, harness.ErrFenced))
+			return strings.Join(out, "; "), nil
+		},
+	}
+	c := golden(t, target, harness.Options{})
+	want := "a: token 1 <nil>; again by the same worker: <nil>; renew after expiry: true; pay with token 3: <nil>; pay with token 1: true"
+	if c.Result != want {
+		t.Fatalf("got  %v\nwant %s", c.Result, want)
+	}
+}
+
+// Two workers: the second cannot take the lease the first holds.
+func TestTwoWorkersShareOneLease(t *testing.T) {
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		for {
+			if _, err := env.Acquire(ctx, "run", time.Minute); err == nil {
+				env.Sleep(ctx, 10*time.Second) // work
+				return fmt.Sprintf("worker %d worked at %s", env.Worker(), env.Now().Sub(faults.Epoch)), nil
+			}
+			env.Sleep(ctx, 5*time.Second)
+		}
+	}}
+	c := golden(t, target, harness.Options{Replicas: 2})
+	got := fmt.Sprint(c.Result)
+	if got != "[worker 0 worked at 10s worker 1 worked at 1m10s]" && got != "[worker 0 worked at 1m10s worker 1 worked at 10s]" {
+		t.Fatalf("results %s: one worker should have waited for the other's lease to expire", got)
+	}
+}
+
+// Tool faults behave as their names say.
+func TestToolFaults(t *testing.T) {
+	target := harness.Func{
+		ToolList: []harness.Tool{
+			{Name: "po", Contract: harness.IdempotentByKey, Latency: time.Second},
+			{Name: "check", Contract: harness.IdempotentByKey, Async: 10 * time.Minute},
+		},
+		RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+			tctx, cancel := env.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			_, err := env.Call(tctx, harness.Call{Tool: "po", Key: "k", Args: "po-1"})
+			r, _ := env.Call(ctx, harness.Call{Tool: "check", Key: "c", Args: "x"})
+			msgs, _ := env.Await(ctx, r.Topic)
+			env.Sleep(ctx, time.Minute) // let a late effect land
+			return fmt.Sprintf("%v; %d message(s)", err, len(msgs)), nil
+		},
+	}
+	rn := newRunner(t, target, harness.Options{Faults: []faults.Kind{faults.ToolTransient}})
+	for _, tc := range []struct {
+		fault   faults.Kind
+		result  string
+		applied int
+	}{
+		{faults.ToolTransient, "po: service unavailable (503): not applied, retry; 1 message(s)", 1},
+		{faults.ToolAmbiguous, "po: connection reset before the reply: the call may have been applied; 1 message(s)", 2},
+		{faults.ToolTimeout, "po: context deadline exceeded (it may still be applied); 1 message(s)", 2},
+		{faults.CallbackDup, "<nil>; 2 message(s)", 2},
+	} {
+		beat := 0
+		if tc.fault == faults.CallbackDup {
+			beat = 2 // the second call's sent beat
+		}
+		c := rn.Run(faults.Schedule{{Kind: tc.fault, Beat: beat}})
+		if c.Result != tc.result {
+			t.Errorf("%s: result %q, want %q", tc.fault, c.Result, tc.result)
+		}
+		applied := 2 - c.Verdict.Metrics.LostEffects // po and check, in the golden run
+		if applied != tc.applied {
+			t.Errorf("%s: %d effects applied, want %d (%s)", tc.fault, applied, tc.applied, c)
+		}
+	}
+}
+
+// Model faults answer as their names say.
+func TestModelFaults(t *testing.T) {
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		_, err := env.Model(ctx, harness.ModelCall{Purpose: "plan", Reply: "ok", Latency: 2 * time.Second})
+		return fmt.Sprint(err), nil
+	}}
+	rn := newRunner(t, target, harness.Options{})
+	for kind, want := range map[faults.Kind]string{
+		faults.ModelRateLimit: "model: rate limited (429), retry after 20s",
+		faults.ModelError:     "model: server error (500)",
+		faults.ModelContext:   "model: context length exceeded",
+	} {
+		if c := rn.Run(faults.Schedule{{Kind: kind, Beat: 0}}); c.Result != want {
+			t.Errorf("%s: %v", kind, c.Result)
+		}
+	}
+}
+
+// A lease fault freezes the worker running at its beat for its duration; the other worker goes
+// on meanwhile.
+func TestLeaseFaultFreezesAWorker(t *testing.T) {
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		env.Mark(fmt.Sprintf("w%d starts", env.Worker()))
+		env.Sleep(ctx, time.Second)
+		return fmt.Sprintf("w%d done at %s", env.Worker(), env.Now().Sub(faults.Epoch)), nil
+	}}
+	rn := newRunner(t, target, harness.Options{Replicas: 2})
+	c := rn.Run(faults.Schedule{{Kind: faults.Lease, Beat: 0, Dur: time.Hour}})
+	got := fmt.Sprint(c.Result)
+	if !strings.Contains(got, "done at 1s") || !strings.Contains(got, "done at 1h0m1s") {
+		t.Fatalf("results %s: one worker frozen for an hour, the other not", got)
+	}
+}
+
+// A deploy restarts every worker; a switch hands the baton to the other worker.
+func TestDeployAndSwitch(t *testing.T) {
+	var starts []string
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		starts = append(starts, fmt.Sprintf("w%d.p%d", env.Worker(), env.Attempt()))
+		env.Mark("one")
+		env.Mark("two")
+		return nil, nil
+	}}
+	rn := newRunner(t, target, harness.Options{Replicas: 2, NoDerive: true})
+	starts = nil
+	c := rn.Run(faults.Schedule{{Kind: faults.Deploy, Beat: 1}})
+	if c.Verdict.Metrics.Restarts != 2 || len(starts) < 3 {
+		t.Fatalf("deploy: %d restarts, processes %v", c.Verdict.Metrics.Restarts, starts)
+	}
+	starts = nil
+	c = rn.Run(faults.Schedule{{Kind: faults.Switch, Beat: 0}})
+	if len(c.Beats) != 0 && c.Verdict.Verdict != reports.Pass {
+		t.Fatalf("%s", c)
+	}
+}

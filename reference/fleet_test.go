@@ -1,0 +1,120 @@
+package reference_test
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/reports"
+)
+
+// The correct agent passes every case of an exhaustive run over every fault kind: storage,
+// fleet (with two workers), tool, model, and the human gate that every run goes through.
+func TestCorrectAgentPassesEveryFaultKind(t *testing.T) {
+	rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{Faults: faults.AllKinds(), Seed: 2})
+	perKind := map[faults.Kind]int{}
+	for _, c := range rn.Explore(context.Background()) {
+		perKind[c.Schedule[0].Kind]++
+		if c.Verdict.Verdict != reports.Pass {
+			t.Errorf("%s", c)
+		}
+	}
+	for _, k := range faults.AllKinds() {
+		if perKind[k] == 0 {
+			t.Errorf("no %s case ran", k)
+		}
+	}
+	t.Logf("cases per kind: %v", perKind)
+}
+
+// The onboarding waits ten minutes for a background check and 52 hours for finance: virtual
+// time makes that milliseconds.
+func TestHumanGate_52HourRunTakesMilliseconds(t *testing.T) {
+	start := time.Now()
+	rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{})
+	c := rn.Run(nil)
+	st := c.State.(reference.State)
+	if st.Phase != reference.Completed || c.Result.(reference.Result).Outputs[4] != "approved" {
+		t.Fatalf("phase %s, result %+v", st.Phase, c.Result)
+	}
+	if wall := time.Since(start); wall > 2*time.Second {
+		t.Fatalf("the run took %v of real time", wall)
+	}
+}
+
+// A restart, or a deploy, while the run waits for the approval resumes from the message: the
+// approval is requested once and the purchase order filed once.
+func TestHumanGate_RestartDuringWaitResumesFromTheSignal(t *testing.T) {
+	for _, kind := range []faults.Kind{faults.Kill, faults.Deploy, faults.Power} {
+		rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{})
+		wait := beatOf(t, rn, "await request_approval", 1)
+		c := rn.Run(faults.Schedule{{Kind: kind, Beat: wait}})
+		if c.Verdict.Verdict != reports.Pass || c.Verdict.Metrics.Restarts == 0 {
+			t.Errorf("%s during the wait: %s", kind, c)
+		}
+	}
+}
+
+// A rejection ends the run in the rejected state, without a purchase order; the correct agent
+// still passes every case.
+func TestHumanGate_RejectionEndsTheRun(t *testing.T) {
+	task := reference.Onboarding()
+	task.Reject = true
+	rn := runner(t, reference.Correct, task, harness.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.Deploy, faults.CallbackDup}, Seed: 4})
+	golden := rn.Run(nil)
+	if st := golden.State.(reference.State); st.Phase != reference.Rejected || len(st.Completed) != 4 || st.InProgress {
+		t.Fatalf("rejected run: phase %s, %d steps done, in progress %v", st.Phase, len(st.Completed), st.InProgress)
+	}
+	for _, c := range rn.Explore(context.Background()) {
+		if c.Verdict.Verdict != reports.Pass {
+			t.Errorf("%s", c)
+		}
+	}
+}
+
+var msField = regexp.MustCompile(`"duration_ms":[0-9.e+-]+,?`)
+
+// 300 random schedules of several faults each, with two workers, give a byte-identical report
+// twice over for the same seed.
+func TestRandomFleetCampaignIsReproducible(t *testing.T) {
+	campaign := func() (*reports.Report, string) {
+		a := reference.New(reference.Correct, reference.Onboarding())
+		rn, err := harness.NewRunner(a, harness.Options{Name: a.Name(), Mode: harness.Random, Cases: 300, MaxFaults: 3,
+			Replicas: 2, Faults: faults.AllKinds(), Seed: 300})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep := &reports.Report{Schema: reports.Schema, Seed: 300}
+		for _, c := range rn.Explore(context.Background()) {
+			rep.Cases = append(rep.Cases, c.Report())
+		}
+		rep.Summarize(map[string]int{a.Name(): rn.GoldenBeats()})
+		b, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, msField.ReplaceAllString(string(b), "")
+	}
+	rep, first := campaign()
+	_, second := campaign()
+	if first != second {
+		t.Fatal("two campaigns with the same seed wrote different reports")
+	}
+	multi := 0
+	for _, c := range rep.Cases {
+		if strings.Contains(c.Schedule, ",") {
+			multi++
+		}
+	}
+	sum := rep.Summary.Targets[0]
+	if len(rep.Cases) != 300 || multi < 100 || sum.Failed+sum.Unknown != 0 {
+		t.Fatalf("%d cases, %d with several faults, %d failed, %d unknown", len(rep.Cases), multi, sum.Failed, sum.Unknown)
+	}
+	t.Logf("300 cases (%d with several faults), %d restarts in all, identical twice", multi, sum.Restarts)
+}
