@@ -30,9 +30,16 @@
 // around the real errno and also wrap ErrInjected. Crashes are the injector's own: it stops the
 // process (chaoskit's harness does so at a beat) and the caller applies Disk.Crash.
 //
+// # The other faults
+//
+// Beyond the disk, the table of kinds (Kinds) holds the faults of the fleet, which chaoskit's
+// harness applies: lease (a worker frozen past its lease), deploy (every worker restarted),
+// switch (a worker preempted); of the tools: tool-transient, tool-ambiguous, tool-timeout,
+// callback-dup; and of the model: model-ratelimit, model-error, model-context, model-hang.
+//
 // # Schedules
 //
 // A Schedule lists faults by beat, in a text form that round-trips: "power@17",
-// "kill@4,kill@9", "diskfull@12:4096", "torn@30:garbage". ParseSchedule's errors point at the
-// offending column.
+// "kill@4,kill@9", "diskfull@12:4096", "torn@30:garbage", "lease@20+45s", "switch@8:1".
+// ParseSchedule's errors point at the offending column.
 package faults

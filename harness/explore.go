@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
 	"golang.org/x/sync/errgroup"
@@ -169,7 +170,7 @@ func (rn *Runner) Shrink(c *Case) faults.Schedule {
 	runs := 0
 	for improved := true; improved && runs < maxShrinkRuns; {
 		improved = false
-		for _, cand := range shrinkCandidates(best) {
+		for _, cand := range shrinkCandidates(best, rn.o.LeasePauses) {
 			if runs++; runs > maxShrinkRuns {
 				break
 			}
@@ -182,8 +183,9 @@ func (rn *Runner) Shrink(c *Case) faults.Schedule {
 	return best
 }
 
-// shrinkCandidates lists simpler variants of s, simplest first.
-func shrinkCandidates(s faults.Schedule) []faults.Schedule {
+// shrinkCandidates lists simpler variants of s, simplest first; pauses are the shorter lease
+// pauses to try.
+func shrinkCandidates(s faults.Schedule, pauses []time.Duration) []faults.Schedule {
 	var out []faults.Schedule
 	if len(s) > 1 {
 		for i := range s {
@@ -211,6 +213,18 @@ func shrinkCandidates(s faults.Schedule) []faults.Schedule {
 			c := slices.Clone(s)
 			c[i].Mode = ""
 			out = append(out, c)
+		}
+		if f.Worker != 0 {
+			c := slices.Clone(s)
+			c[i].Worker = 0
+			out = append(out, c)
+		}
+		for _, d := range pauses {
+			if d < f.Dur {
+				c := slices.Clone(s)
+				c[i].Dur = d
+				out = append(out, c)
+			}
 		}
 	}
 	return out
