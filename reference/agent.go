@@ -98,6 +98,7 @@ type proc struct {
 	sinceSnap int
 	lease     harness.Lease
 	held      bool
+	seen      *loaded // the disk as last viewed, reused by recover if the log has not grown since
 
 	// the turn, as the watchdog sees it
 	phase      phase
@@ -169,6 +170,7 @@ func (p *proc) view() (State, error) {
 		return p.st, nil
 	}
 	l, err := p.a.load(p.fs)
+	p.seen = &l
 	return l.st, err
 }
 
@@ -647,7 +649,7 @@ func (p *proc) recover() error {
 			return fmt.Errorf("reference: %w", err)
 		}
 	}
-	l, err := p.a.load(p.fs)
+	l, err := p.reload()
 	if err != nil {
 		return err
 	}
@@ -675,6 +677,18 @@ func (p *proc) recover() error {
 		}
 	}
 	return nil
+}
+
+// reload loads the disk, or reuses the last view if the log is the same size: only a lease
+// holder appends, and this process has just taken the lease.
+func (p *proc) reload() (loaded, error) {
+	if l := p.seen; l != nil {
+		p.seen = nil
+		if fi, err := p.fs.Stat(walPath); err == nil && int(fi.Size()) == l.size || err != nil && !l.walExists {
+			return *l, nil
+		}
+	}
+	return p.a.load(p.fs)
 }
 
 // loaded is what the disk holds, as recovery reads it.

@@ -36,26 +36,23 @@ func BenchmarkBareRun(b *testing.B) {
 	}
 }
 
-// BenchmarkCrashCase measures one case: the crash state derived from the golden recording,
-// the recovery run to completion, and the oracle. It cycles through every crash of the
-// campaign, so it measures the average case.
+// BenchmarkCrashCase measures one case: the crash state, the recovery run to completion, and
+// the oracle. It cycles through every crash of the campaign, so it measures the average case;
+// "derived" rebuilds the crash state from the golden recording, "rerun" runs the golden prefix
+// again, for comparison.
 func BenchmarkCrashCase(b *testing.B) {
-	rn, scheds := crashCases(b, false)
-	i := 0
-	for b.Loop() {
-		rn.Run(scheds[i%len(scheds)])
-		i++
-	}
-}
-
-// BenchmarkCrashCaseReRun is BenchmarkCrashCase re-running the golden prefix instead of
-// deriving the crash state, for comparison.
-func BenchmarkCrashCaseReRun(b *testing.B) {
-	rn, scheds := crashCases(b, true)
-	i := 0
-	for b.Loop() {
-		rn.Run(scheds[i%len(scheds)])
-		i++
+	for _, mode := range []struct {
+		name     string
+		noDerive bool
+	}{{"derived", false}, {"rerun", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			rn, scheds := crashCases(b, mode.noDerive)
+			i := 0
+			for b.Loop() {
+				rn.Run(scheds[i%len(scheds)])
+				i++
+			}
+		})
 	}
 }
 
