@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -38,10 +37,13 @@ type Report struct {
 
 // Options records how a campaign was run, so that it can be repeated.
 type Options struct {
-	Mode   string   `json:"mode"`            // "exhaustive" or "random"
-	Faults []string `json:"faults"`          // the fault kinds explored
-	Cases  int      `json:"cases,omitempty"` // random mode: schedules per target
-	Shard  string   `json:"shard,omitempty"` // "I/N" when this report holds one shard
+	// Targets lists the campaign's targets in the order they ran, including any a shard holds
+	// no case of.
+	Targets []string `json:"targets,omitempty"`
+	Mode    string   `json:"mode"`            // "exhaustive" or "random"
+	Faults  []string `json:"faults"`          // the fault kinds explored
+	Cases   int      `json:"cases,omitempty"` // random mode: schedules per target
+	Shard   string   `json:"shard,omitempty"` // "I/N" when this report holds one shard
 }
 
 // Summary holds the totals of a report, one entry per target in run order.
@@ -103,8 +105,11 @@ type Metrics struct {
 
 // Case is the outcome of running one schedule against one target.
 type Case struct {
-	Target     string      `json:"target"`
-	ID         string      `json:"id"`       // unique in a report: target and schedule
+	Target string `json:"target"`
+	ID     string `json:"id"` // unique in a report: target and schedule
+	// Index is the case's position in its target's campaign, from 0: the order of its schedule
+	// among all the target's schedules, whichever shard ran it.
+	Index      int         `json:"index"`
 	Schedule   string      `json:"schedule"` // the faults, in their text form
 	Verdict    Verdict     `json:"verdict"`
 	Violations []Violation `json:"violations"`
@@ -238,35 +243,7 @@ func (r *Report) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, b)
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return WriteAtomic(OSFS{}, path, b)
 }
 
 // Load reads a report, refusing other schema versions and malformed files with an error that

@@ -1,0 +1,114 @@
+package reports
+
+import (
+	"cmp"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Shard names one part of a campaign split N ways: shard I of N (1 ≤ I ≤ N) runs the cases whose
+// Index is I-1 modulo N. The zero Shard is the whole campaign.
+type Shard struct{ I, N int }
+
+// ParseShard parses the text form of a shard, "I/N"; the empty string is the whole campaign.
+func ParseShard(s string) (Shard, error) {
+	if s == "" {
+		return Shard{}, nil
+	}
+	is, ns, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(is)
+	n, err2 := strconv.Atoi(ns)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n || n > 1_000_000 {
+		return Shard{}, fmt.Errorf("shard %q: want I/N with 1 ≤ I ≤ N, like 1/4", s)
+	}
+	return Shard{i, n}, nil
+}
+
+// String returns the text form of s, "I/N", or "" for the whole campaign.
+func (s Shard) String() string {
+	if s.N == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.I, s.N)
+}
+
+// Holds reports whether the case at index belongs to the shard.
+func (s Shard) Holds(index int) bool { return s.N == 0 || index%s.N == s.I-1 }
+
+// Merge combines the reports of every shard of one campaign into the report of the whole
+// campaign, as an unsharded run writes it: its cases in the order of Options.Targets, then of
+// Index, and its summary computed afresh. Every field but the wall-clock ones comes out the same
+// as the unsharded run's; DurationMs is the longest shard's, as shards run side by side.
+//
+// Merge refuses reports that are not shards, shards of different campaigns (a different seed or
+// different options), and a set of shards with one missing or repeated.
+func Merge(shards ...*Report) (*Report, error) {
+	if len(shards) == 0 {
+		return nil, fmt.Errorf("no reports to merge")
+	}
+	first := shards[0]
+	base := first.Options
+	base.Shard = ""
+	seen := map[int]bool{}
+	var n int
+	for _, r := range shards {
+		sh, err := ParseShard(r.Options.Shard)
+		switch {
+		case err != nil:
+			return nil, err
+		case sh.N == 0:
+			return nil, fmt.Errorf("a report of a whole campaign is not a shard to merge")
+		case n != 0 && sh.N != n:
+			return nil, fmt.Errorf("shard %s and shard %s split the campaign differently", first.Options.Shard, r.Options.Shard)
+		case seen[sh.I]:
+			return nil, fmt.Errorf("shard %s given twice", sh)
+		}
+		n, seen[sh.I] = sh.N, true
+		opts := r.Options
+		opts.Shard = ""
+		if r.Schema != first.Schema || r.Seed != first.Seed || !reflect.DeepEqual(opts, base) {
+			return nil, fmt.Errorf("shard %s is of another campaign than shard %s (%s, not %s)",
+				r.Options.Shard, first.Options.Shard, r.campaignLine(), first.campaignLine())
+		}
+	}
+	for i := 1; i <= n; i++ {
+		if !seen[i] {
+			return nil, fmt.Errorf("shard %s is missing", Shard{i, n})
+		}
+	}
+	out := &Report{Schema: first.Schema, Seed: first.Seed, Options: base}
+	golden := map[string]int{}
+	for _, r := range shards {
+		out.Cases = append(out.Cases, r.Cases...)
+		out.DurationMs = max(out.DurationMs, r.DurationMs)
+		for _, t := range r.Summary.Targets {
+			golden[t.Target] = t.GoldenBeats
+		}
+	}
+	out.SortCases()
+	out.Summarize(golden)
+	return out, nil
+}
+
+// SortCases puts r's cases in campaign order: by target, in the order of Options.Targets (then
+// of first appearance, for a target not listed there), then by Index. A case's position in a
+// report then does not depend on the order in which the cases finished.
+func (r *Report) SortCases() {
+	rank := map[string]int{}
+	for _, t := range r.Options.Targets {
+		if _, ok := rank[t]; !ok {
+			rank[t] = len(rank)
+		}
+	}
+	for _, c := range r.Cases {
+		if _, ok := rank[c.Target]; !ok {
+			rank[c.Target] = len(rank)
+		}
+	}
+	slices.SortStableFunc(r.Cases, func(a, b Case) int {
+		return cmp.Or(cmp.Compare(rank[a.Target], rank[b.Target]), cmp.Compare(a.Index, b.Index))
+	})
+}
