@@ -55,7 +55,7 @@ func WriteAtomic(fsys FS, path string, data []byte) error {
 		err = fsys.Rename(tmp, path)
 	}
 	if err == nil {
-		err = syncDir(fsys, dir)
+		err = SyncDir(fsys, dir)
 	}
 	if err != nil {
 		fsys.Remove(tmp)
@@ -77,8 +77,9 @@ func writeSynced(fsys FS, name string, data []byte) error {
 	return errors.Join(err, f.Close())
 }
 
-// syncDir fsyncs a directory, making the entries created and renamed in it durable.
-func syncDir(fsys FS, dir string) error {
+// SyncDir fsyncs a directory, making the entries created, renamed and removed in it durable: a
+// file or directory just created survives a power loss only once its parent is synced.
+func SyncDir(fsys FS, dir string) error {
 	d, err := fsys.OpenFile(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return err

@@ -121,3 +121,15 @@ func ExampleReport_SortCases() {
 	// Output:
 	// agent:kill@0 agent:kill@1 agent:kill@2
 }
+
+// A file created in a directory survives a power loss once the directory is synced.
+func ExampleSyncDir() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "cases.jsonl"), []byte("{}\n"), 0o644)
+	fmt.Println(reports.SyncDir(reports.OSFS{}, dir))
+	fmt.Println(reports.SyncDir(reports.OSFS{}, filepath.Join(dir, "missing")) != nil)
+	// Output:
+	// <nil>
+	// true
+}
