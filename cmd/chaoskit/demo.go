@@ -5,10 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
@@ -16,88 +14,80 @@ import (
 	"github.com/chaoskit/chaoskit/reports"
 )
 
-func runDemo(args []string, stdout io.Writer) error {
+// runDemo runs the reference agent and each variant whose bug the fault kinds can expose under
+// every one of them (by default every kind there is), writes the report directory in every
+// format, and prints whether the agent passed and each variant was caught by a property that
+// catches its bug.
+func runDemo(c *cli, args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	out := fs.String("out", "chaoskit-report", "directory to write the report to")
 	seed := fs.Uint64("seed", 1, "the campaign's seed")
+	faultList := fs.String("faults", "all", "the fault kinds, or families, with commas; variants whose bug none of them exposes are left out")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return usagef("demo takes no arguments, got %q", pos[0])
+	if err := noPositional("demo", pos); err != nil {
+		return err
 	}
-	start := time.Now()
-	kinds := faults.StorageKinds()
-	rep := &reports.Report{Schema: reports.Schema, Seed: *seed, Options: reports.Options{Mode: "exhaustive", Faults: kindNames(kinds)}}
-	golden := map[string]int{}
-	var infos []reference.VariantInfo
+	kinds, err := faults.ParseKinds(*faultList)
+	if err != nil {
+		return usagef("--faults: %v", err)
+	}
+	camp := &campaign{faults: kinds, mode: harness.Exhaustive, seed: *seed}
 	for _, v := range reference.Variants() {
-		a := reference.New(v.Variant, reference.Onboarding())
-		rn, err := harness.NewRunner(a, harness.Options{Name: a.Name(), Faults: kinds, Seed: *seed})
-		if err != nil {
-			return err
+		if v.Variant == reference.Correct || slices.ContainsFunc(v.Exposes, func(k faults.Kind) bool { return slices.Contains(kinds, k) }) {
+			t, _ := lookupTarget(referenceName(v.Variant))
+			camp.targets = append(camp.targets, t)
 		}
-		golden[a.Name()] = rn.GoldenBeats()
-		for _, c := range rn.Explore(context.Background()) {
-			rep.Cases = append(rep.Cases, c.Report())
-		}
-		infos = append(infos, v)
 	}
-	rep.Summarize(golden)
-	rep.DurationMs = float64(time.Since(start).Microseconds()) / 1000
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	rep, err := camp.run(context.Background(), runOptions{FS: c.fs, Dir: *out, Progress: c.progress()})
+	if rep == nil {
 		return err
 	}
-	path := filepath.Join(*out, "report.json")
-	if err := rep.WriteFile(path); err != nil {
+	infos := map[string]reference.VariantInfo{}
+	for _, v := range reference.Variants() {
+		infos[referenceName(v.Variant)] = v
+	}
+	formats, _ := parseFormats(allFormats)
+	ok := true
+	if err := c.publish(rep, *out, formats, func(w io.Writer, rep *reports.Report) {
+		printTable(w, rep, "agent", func(t *reports.TargetSummary) string {
+			v, caught := demoVerdict(t, infos[t.Target])
+			ok = ok && caught
+			return v
+		})
+	}); err != nil {
 		return err
 	}
-	ok := demoTable(stdout, rep, infos)
-	fmt.Fprintf(stdout, "\n%d cases in %.1fs; report: %s\n", len(rep.Cases), time.Since(start).Seconds(), path)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return exitError{exitFail, "the reference agent failed a case or a variant went uncaught"}
 	}
-	fmt.Fprintln(stdout, "the reference agent passed every case and every variant was caught")
+	fmt.Fprintln(c.stdout, "the reference agent passed every case and every variant was caught")
 	return nil
 }
 
-func kindNames(ks []faults.Kind) []string {
-	out := make([]string, len(ks))
-	for i, k := range ks {
-		out[i] = string(k)
-	}
-	return out
-}
-
-// demoTable prints one row per agent and reports whether the reference passed everything and
-// every variant was caught by a property that catches its bug.
-func demoTable(w io.Writer, rep *reports.Report, infos []reference.VariantInfo) bool {
-	fmt.Fprintf(w, "%-28s %6s %9s %11s %6s %9s %10s  %s\n", "agent", "cases", "survived", "duplicates", "lost", "mismatch", "work lost", "verdict")
-	ok := true
-	for i, t := range rep.Summary.Targets {
-		info := infos[i]
-		verdict := ""
-		if info.Variant == reference.Correct {
-			verdict = "passes every case"
-			if t.Failed+t.Unknown > 0 {
-				verdict, ok = fmt.Sprintf("FAILED %d cases", t.Failed+t.Unknown), false
-			}
-		} else {
-			var by []string
-			for _, p := range info.CaughtBy {
-				if n := t.Violations[p]; n > 0 {
-					by = append(by, fmt.Sprintf("%s ×%d", p, n))
-				}
-			}
-			if len(by) == 0 {
-				verdict, ok = "NOT CAUGHT", false
-			} else {
-				verdict = "caught: " + strings.Join(by, ", ")
-			}
+// demoVerdict says whether the target of summary t, the reference agent or the variant info
+// describes, did as it should: the agent passes every case, a variant breaks a property that
+// catches its bug.
+func demoVerdict(t *reports.TargetSummary, info reference.VariantInfo) (string, bool) {
+	if info.Variant == reference.Correct {
+		if t.Failed+t.Unknown > 0 {
+			return fmt.Sprintf("FAILED %d cases", t.Failed+t.Unknown), false
 		}
-		fmt.Fprintf(w, "%-28s %6d %9s %11d %6d %9d %10.2f  %s\n", t.Target, t.Cases,
-			fmt.Sprintf("%d/%d", t.Passed, t.Cases), t.Duplicates, t.LostEffects, t.StateMismatches, t.WorkLostBeatsMean, verdict)
+		return "passes every case", true
 	}
-	return ok
+	var by []string
+	for _, p := range info.CaughtBy {
+		if n := t.Violations[p]; n > 0 {
+			by = append(by, fmt.Sprintf("%s ×%d", p, n))
+		}
+	}
+	if len(by) == 0 {
+		return "NOT CAUGHT", false
+	}
+	return "caught: " + strings.Join(by, ", "), true
 }

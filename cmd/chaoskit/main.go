@@ -2,10 +2,19 @@
 //
 // Usage:
 //
+//	chaoskit run --target NAME --faults LIST [--mode exhaustive|random] [--cases N] [--seed N]
+//	             [--out DIR] [--format text,json,md,junit,html] [--gate EXPR] [--shard I/N]
+//	             [--workers N] [--resume DIR]
+//	chaoskit replay --case ID DIR/report.json
+//	chaoskit replay --target NAME --seed N --schedule SCHEDULE
+//	chaoskit gate [--baseline OLD.json [--tolerance LIST]] [--gate EXPR] NEW.json
+//	chaoskit merge --out DIR SHARD_DIR...
+//	chaoskit targets | faults
 //	chaoskit demo [--out DIR] [--seed N]
 //
-// Exit codes: 0 everything held, 1 a property was violated, 2 a usage or input error, 3 a case
-// could not be decided.
+// Flags may come before or after the positional arguments. Exit codes: 0 everything held (or
+// the gate did), 1 a property was violated (or the gate failed), 2 a usage or input error, 3 a
+// case could not be decided and none failed. The README's "Command line" section has the rest.
 package main
 
 import (
@@ -15,6 +24,9 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/spf13/afero"
 )
 
 // Exit codes.
@@ -40,15 +52,30 @@ type exitError struct {
 
 func (e exitError) Error() string { return e.msg }
 
+// cli is what a command runs in: its output streams, whether stdout is a terminal (for the
+// progress bar), the filesystem its files go to, and the clock.
+type cli struct {
+	stdout, stderr io.Writer
+	terminal       bool
+	fs             afero.Fs
+	now            func() time.Time
+}
+
 type command struct {
 	name, summary string
-	run           func(args []string, stdout io.Writer) error
+	run           func(c *cli, args []string) error
 }
 
 var commands []command
 
 func init() {
 	commands = []command{
+		{"run", "run a campaign against targets and write its report directory", runRun},
+		{"replay", "run one case again and show its beats, violations and diff", runReplay},
+		{"gate", "compare a report with a baseline, or check it against a gate expression", runGate},
+		{"merge", "merge the report directories of a campaign's shards into one", runMerge},
+		{"targets", "list the targets", runTargets},
+		{"faults", "list the fault kinds", runFaults},
 		{"demo", "run the reference agent and its variants under every storage fault", runDemo},
 	}
 }
@@ -57,6 +84,8 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
+// run runs the command line args and returns the exit code. The progress bar goes to stderr,
+// and only when stdout is a terminal.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
@@ -67,7 +96,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			return exitCode(c.run(args[1:], stdout), stderr)
+			env := &cli{stdout: stdout, stderr: stderr, terminal: isTerminal(stdout), fs: afero.NewOsFs(), now: time.Now}
+			return exitCode(c.run(env, args[1:]), stderr)
 		}
 	}
 	fmt.Fprintf(stderr, "chaoskit: unknown command %q (run chaoskit help)\n", args[0])
@@ -83,16 +113,35 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "chaoskit: %s\n", ue.msg)
+		fmt.Fprintf(stderr, "chaoskit: %s\n", oneLine(ue.msg))
 		return exitUsage
 	case errors.As(err, &ee):
 		if ee.msg != "" {
-			fmt.Fprintf(stderr, "chaoskit: %s\n", ee.msg)
+			fmt.Fprintf(stderr, "chaoskit: %s\n", oneLine(ee.msg))
 		}
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "chaoskit: %v\n", err)
+	fmt.Fprintf(stderr, "chaoskit: %s\n", oneLine(err.Error()))
 	return exitUsage
+}
+
+// oneLine puts an error message on one line, so that every error is one line of stderr.
+func oneLine(msg string) string {
+	return strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; ")
+}
+
+// isTerminal reports whether w is a terminal: a character device other than /dev/null.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
 }
 
 func usage(w io.Writer) {
@@ -126,4 +175,29 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// noArguments parses the arguments of a command that takes neither flags nor positional
+// arguments.
+func noArguments(cmd string, args []string) error {
+	pos, err := parse(flag.NewFlagSet(cmd, flag.ContinueOnError), args)
+	if err != nil {
+		return err
+	}
+	return noPositional(cmd, pos)
+}
+
+// noPositional refuses positional arguments for a command that takes none.
+func noPositional(cmd string, pos []string) error {
+	if len(pos) > 0 {
+		return usagef("%s takes no arguments, got %q", cmd, pos[0])
+	}
+	return nil
+}
+
+// setFlags returns the names of the flags the command line set.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/chaoskit/chaoskit/reports"
@@ -19,66 +21,130 @@ func chaoskit(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
+// wantIn fails the test for each of wants that out lacks.
+func wantIn(t *testing.T, what, out string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, out)
+		}
+	}
+}
+
 // msField matches a wall-clock field of a report, to drop it before comparing.
 var msField = regexp.MustCompile(`(?m)^\s*"[a-z_]*_ms": [0-9.e+-]+,?\n`)
 
-func TestDemo(t *testing.T) {
-	dir := t.TempDir()
-	code, out, errOut := chaoskit(t, "demo", "--out", dir, "--seed", "7")
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+// withoutMs returns a report file's content without its wall-clock fields.
+func withoutMs(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{"agent", "survived", "duplicates", "reference ", "passes every case", "reference/act-then-save", "caught: no-duplicate-effects", "every variant was caught"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
+	if !bytes.Contains(b, []byte(`"duration_ms"`)) {
+		t.Fatalf("%s has no wall-clock field to drop: a comparison would prove nothing", path)
+	}
+	return msField.ReplaceAllString(string(b), "")
+}
+
+// sameReport fails the test unless two report.json files are the same, wall-clock fields aside.
+func sameReport(t *testing.T, want, got string) {
+	t.Helper()
+	w, g := withoutMs(t, want), withoutMs(t, got)
+	if w == g {
+		return
+	}
+	wl, gl := strings.Split(w, "\n"), strings.Split(g, "\n")
+	for i := range min(len(wl), len(gl)) {
+		if wl[i] != gl[i] {
+			t.Fatalf("%s and %s differ first at line %d:\n  %s\n  %s", want, got, i+1, wl[i], gl[i])
 		}
 	}
+	t.Fatalf("%s has %d lines and %s %d", want, len(wl), got, len(gl))
+}
+
+// fixtures holds report directories that several tests read, each made once.
+var fixtures struct {
+	sync.Mutex
+	root string
+	dirs map[string]fixture
+}
+
+type fixture struct {
+	dir       string
+	code      int
+	out, errs string
+}
+
+// campaignDir runs `chaoskit run ARGS --out DIR` once for the whole test binary and returns DIR
+// and the run's exit code and output. Tests must not change DIR.
+func campaignDir(t *testing.T, args ...string) fixture {
+	t.Helper()
+	fixtures.Lock()
+	defer fixtures.Unlock()
+	key := strings.Join(args, " ")
+	if f, ok := fixtures.dirs[key]; ok {
+		return f
+	}
+	if fixtures.root == "" {
+		root, err := os.MkdirTemp("", "chaoskit-test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixtures.root, fixtures.dirs = root, map[string]fixture{}
+	}
+	f := fixture{dir: filepath.Join(fixtures.root, fmt.Sprint("run", len(fixtures.dirs)))}
+	f.code, f.out, f.errs = chaoskit(t, append([]string{"run", "--out", f.dir}, args...)...)
+	fixtures.dirs[key] = f
+	return f
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fixtures.root != "" {
+		os.RemoveAll(fixtures.root)
+	}
+	os.Exit(code)
+}
+
+// actThenSave is the campaign of the issue's first acceptance test.
+var actThenSave = []string{"--target", "reference/act-then-save", "--faults", "kill,power", "--mode", "exhaustive"}
+
+func loadDir(t *testing.T, dir string) *reports.Report {
+	t.Helper()
 	rep, err := reports.Load(filepath.Join(dir, "report.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Seed != 7 || len(rep.Summary.Targets) != 9 || len(rep.Cases) < 1000 {
+	return rep
+}
+
+func TestDemo(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := chaoskit(t, "demo", "--out", dir, "--seed", "7", "--faults", "kill")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	wantIn(t, "stdout", out, "agent", "survived", "duplicates", "reference ", "passes every case", "reference/act-then-save", "caught: no-duplicate-effects", "every variant was caught")
+	if strings.Contains(out, "reference/no-fsync") {
+		t.Errorf("the demo under kill ran no-fsync, whose bug only a power loss shows:\n%s", out)
+	}
+	for _, name := range []string{"report.json", "cases.jsonl", "summary.md", "junit.xml", "report.html"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("the demo wrote no %s: %v", name, err)
+		}
+	}
+	rep := loadDir(t, dir)
+	if rep.Seed != 7 || len(rep.Summary.Targets) < 5 || len(rep.Cases) < 500 {
 		t.Fatalf("seed %d, %d targets, %d cases", rep.Seed, len(rep.Summary.Targets), len(rep.Cases))
 	}
 	ref := rep.Summary.Targets[0]
-	if ref.Target != "reference" || ref.Failed != 0 || ref.ByFault["power"].Cases == 0 {
+	if ref.Target != "reference" || ref.Failed != 0 || ref.ByFault["kill"].Cases == 0 {
 		t.Errorf("reference summary %+v", ref)
 	}
 	for _, c := range rep.Cases {
-		if c.Verdict == reports.Fail && (len(c.Violations) == 0 || !strings.HasPrefix(c.Repro, "chaoskit replay --target "+c.Target+" --seed 7 --schedule '"+c.Schedule+"'")) {
+		if c.Verdict == reports.Fail && (len(c.Violations) == 0 || c.Repro != "chaoskit replay --target "+c.Target+" --seed 7 --schedule '"+c.Schedule+"'") {
 			t.Fatalf("case %s: violations %v repro %q", c.ID, c.Violations, c.Repro)
-		}
-	}
-
-	// The same seed gives the same report, once the wall-clock fields are dropped.
-	again := t.TempDir()
-	if code, _, errOut := chaoskit(t, "demo", "--seed", "7", "--out", again); code != exitOK {
-		t.Fatalf("second run: exit %d: %s", code, errOut)
-	}
-	a, _ := os.ReadFile(filepath.Join(dir, "report.json"))
-	b, _ := os.ReadFile(filepath.Join(again, "report.json"))
-	if msField.ReplaceAllString(string(a), "") != msField.ReplaceAllString(string(b), "") {
-		t.Fatal("two demo runs with the same seed wrote different reports")
-	}
-	if !bytes.Contains(a, []byte(`"duration_ms"`)) {
-		t.Fatal("the report has no wall-clock field to drop: the comparison proves nothing")
-	}
-}
-
-func TestUsageErrors(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{nil, ""},
-		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		{[]string{"demo", "--colour"}, "demo: -colour"},
-		{[]string{"demo", "--seed", "x"}, `invalid value "x" for flag -seed`},
-		{[]string{"demo", "extra"}, `demo takes no arguments, got "extra"`},
-	} {
-		code, _, errOut := chaoskit(t, tc.args...)
-		if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") > 1 {
-			t.Errorf("chaoskit %v: exit %d, stderr %q; want exit 2 and one line containing %q", tc.args, code, errOut, tc.want)
 		}
 	}
 }

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every bad flag, target, fault name, schedule, gate, shard and file exits 2 with one line of
+// stderr that names what is wrong.
+func TestBadInput(t *testing.T) {
+	f := campaignDir(t, actThenSave...)
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	garbage := write("garbage.json", "this is not json")
+	noSchema := write("noschema.json", `{"seed": 1}`)
+	v0 := write("v0.json", `{"schema": "chaoskit.report/v0", "seed": 1}`)
+	unknownField := write("unknown.json", `{"schema": "chaoskit.report/v1", "seed": 1, "colour": "red"}`)
+	missing := filepath.Join(dir, "missing.json")
+	run := []string{"run", "--out", filepath.Join(dir, "out"), "--target", "reference", "--faults", "kill"}
+	report := filepath.Join(f.dir, "report.json")
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		// Flags.
+		{[]string{"demo", "--colour"}, "demo: -colour"},
+		{[]string{"demo", "--seed", "x"}, `invalid value "x" for flag -seed`},
+		{[]string{"demo", "extra"}, `demo takes no arguments, got "extra"`},
+		{[]string{"demo", "--faults", "kil"}, `unknown fault "kil"`},
+		{[]string{"targets", "extra"}, `targets takes no arguments, got "extra"`},
+		{[]string{"faults", "--all"}, "faults: -all"},
+		{append(run, "--colour"), "run: -colour"},
+		{append(run, "extra"), `run takes no arguments, got "extra"`},
+		{[]string{"run", "--faults", "kill"}, "run needs --target"},
+		{append(run, "--target", ""), `invalid value "" for flag -target: empty name`},
+		{append(run, "--seed", "-1"), `invalid value "-1" for flag -seed`},
+		{append(run, "--cases", "-1"), "--cases -1: want a count of 0 or more"},
+		{append(run, "--workers", "-2"), "--workers -2: want a count of 0 or more"},
+		{append(run, "--mode", "sideways"), `--mode: unknown mode "sideways"`},
+		{append(run, "--format", "json,pdf"), `unknown format "pdf"`},
+		// Targets and faults.
+		{append(run, "--target", "reference/no-such-bug"), `unknown target "reference/no-such-bug" (known: reference, `},
+		{append(run, "--faults", "kill,powr"), `--faults: fault list "kill,powr": unknown fault "powr"`},
+		{append(run, "--faults", "kill,,power"), "empty fault name"},
+		// Shards.
+		{append(run, "--shard", "3/2"), `--shard: shard "3/2": want I/N with 1 ≤ I ≤ N`},
+		{append(run, "--shard", "0/2"), `shard "0/2"`},
+		{append(run, "--shard", "1"), `shard "1"`},
+		{append(run, "--shard", "a/b"), `shard "a/b"`},
+		// Gates.
+		{append(run, "--gate", "duplicates=0"), `--gate "duplicates=0", column 11: a single = compares nothing`},
+		{append(run, "--gate", "duplicates{target=reference/x}==0"), `column 19: target "reference/x" is not in this campaign`},
+		{[]string{"gate", report}, "gate needs --baseline OLD.json, --gate EXPR, or both"},
+		{[]string{"gate", "--gate", "dupes==0", report}, `--gate "dupes==0", column 1: unknown metric "dupes"`},
+		{[]string{"gate", "--baseline", report}, "gate takes one report"},
+		{[]string{"gate", "--tolerance", "duplicates=1", report}, "--tolerance applies to a comparison with --baseline"},
+		{[]string{"gate", "--baseline", report, "--tolerance", "dupes=1", report}, `unknown metric "dupes"`},
+		{[]string{"gate", "--baseline", report, "--tolerance", "duplicates=lots", report}, `duplicates's amount "lots"`},
+		{[]string{"gate", "--baseline", report, "--tolerance", "duplicates=NaN", report}, `duplicates's amount "NaN"`},
+		{[]string{"gate", "--baseline", report, "--tolerance", "duplicates", report}, `"duplicates" is not NAME=AMOUNT`},
+		// Schedules.
+		{[]string{"replay", "--target", "reference", "--schedule", "powr@3"}, `--schedule: schedule "powr@3", column 1: unknown fault kind "powr"`},
+		{[]string{"replay", "--target", "reference", "--schedule", "kill@9,kill@3"}, "column 13: beat 3 is not after beat 9"},
+		{[]string{"replay", "--target", "reference", "--schedule", "kill"}, "has no @beat"},
+		{[]string{"replay", "--target", "nope", "--schedule", "kill@3"}, `unknown target "nope"`},
+		{[]string{"replay", "--target", "reference"}, "replay needs --case ID REPORT, or --target NAME --seed N --schedule SCHEDULE"},
+		{[]string{"replay", "--case", "x"}, "replay --case ID takes one report"},
+		{[]string{"replay", "--case", "x", "--seed", "2", report}, "drop --target, --seed and --schedule"},
+		{[]string{"replay", "--target", "reference", "--schedule", "kill@3", report}, "replay without --case takes no arguments"},
+		// Files.
+		{[]string{"replay", "--case", "x", missing}, "missing.json: no such file or directory"},
+		{[]string{"replay", "--case", "x", garbage}, "garbage.json: not a chaoskit report"},
+		{[]string{"replay", "--case", "x", noSchema}, `noschema.json: not a chaoskit report: no "schema" field`},
+		{[]string{"replay", "--case", "x", v0}, `v0.json: report schema is "chaoskit.report/v0"; this chaoskit reads "chaoskit.report/v1"`},
+		{[]string{"replay", "--case", "x", unknownField}, `unknown field "colour"`},
+		{[]string{"replay", "--case", "reference/act-then-save:kill@100000", report}, `no case "reference/act-then-save:kill@100000" in `},
+		{[]string{"gate", "--baseline", v0, report}, `v0.json: report schema is "chaoskit.report/v0"`},
+		{[]string{"gate", "--baseline", report, garbage}, "garbage.json: not a chaoskit report"},
+		{[]string{"merge", f.dir}, "merge needs --out DIR"},
+		{[]string{"merge", "--out", dir}, "merge needs the report directories"},
+		{[]string{"merge", "--out", dir, missing}, "missing.json: no such file"},
+		{[]string{"merge", "--out", dir, v0}, "v0.json: report schema"},
+		// Resuming.
+		{[]string{"run", "--resume", filepath.Join(dir, "nowhere")}, "--resume " + filepath.Join(dir, "nowhere") + ": no such report directory"},
+		{[]string{"run", "--resume", f.dir, "--out", dir}, "--resume " + f.dir + " writes its report there: drop --out"},
+		{[]string{"run", "--resume", f.dir, "--seed", "2"}, "--seed 2 differs from the campaign journaled in " + filepath.Join(f.dir, "cases.jsonl") + " (seed 1)"},
+		{[]string{"run", "--resume", f.dir, "--faults", "kill"}, "--faults kill differs from the campaign journaled in"},
+		{[]string{"run", "--resume", f.dir, "--target", "reference"}, "--target reference differs"},
+		{[]string{"run", "--resume", f.dir, "--mode", "random"}, "--mode random differs"},
+		{[]string{"run", "--resume", f.dir, "--shard", "1/2"}, "--shard 1/2 differs"},
+		{[]string{"run", "--resume", f.dir, "--cases", "3"}, "--cases 3 differs"},
+	} {
+		code, out, errOut := chaoskit(t, tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") > 1 {
+			t.Errorf("chaoskit %q: exit %d, stderr %q; want exit 2 and one line containing %q\n%s", tc.args, code, errOut, tc.want, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
+		t.Error("a refused run wrote its report directory")
+	}
+}
+
+// Resuming with the same parameters, all of them or none, is fine.
+func TestResumeWithSameParameters(t *testing.T) {
+	f := campaignDir(t, actThenSave...)
+	dir := t.TempDir()
+	journal, err := os.ReadFile(filepath.Join(f.dir, "cases.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "cases.jsonl"), journal, 0o644)
+	for _, args := range [][]string{
+		{"run", "--resume", dir},
+		append(append([]string{"run", "--resume", dir, "--out", dir, "--seed", "1"}, actThenSave...), "--faults", "kill,power,kill"),
+	} {
+		if code, _, errOut := chaoskit(t, args...); code != exitFail {
+			t.Fatalf("%q: exit %d: %s", args, code, errOut)
+		}
+		sameReport(t, filepath.Join(f.dir, "report.json"), filepath.Join(dir, "report.json"))
+	}
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/chaoskit/chaoskit/reports"
+	"github.com/spf13/afero"
+)
+
+// The journal, DIR/cases.jsonl, is what makes a campaign resumable. Its first line is a header,
+// the campaign's parameters; every later line is one finished case, a reports.Case as JSON,
+// appended and fsynced as the case finishes. The header is written through a temporary file and
+// a rename, so a journal either is missing or starts with a whole header; an append is fsynced
+// before the next, so only the last line can be torn by a crash, and a torn or garbage last line
+// is ignored (and cut off before the next append). A malformed line anywhere else is an error.
+
+// journalName is the journal's file name in a report directory.
+const journalName = "cases.jsonl"
+
+// journalSchema names the version of the journal's format.
+const journalSchema = "chaoskit.journal/v1"
+
+func journalPath(dir string) string { return filepath.Join(dir, journalName) }
+
+// journalHeader is the first line of a journal: the campaign's parameters, as the report
+// records them.
+type journalHeader struct {
+	Journal string          `json:"journal"` // journalSchema
+	Seed    uint64          `json:"seed"`
+	Options reports.Options `json:"options"`
+}
+
+// journal appends cases to a journal file.
+type journal struct {
+	f    afero.File
+	path string
+	err  error // the first failed append: later ones are not attempted
+}
+
+// writeJournal writes a whole journal at path, atomically: the header, then cases.
+func writeJournal(fsys afero.Fs, path string, h journalHeader, cases []reports.Case) (size int64, err error) {
+	h.Journal = journalSchema
+	var buf bytes.Buffer
+	for _, v := range append([]any{h}, casesAsAny(cases)...) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return 0, fmt.Errorf("encoding journal %s: %w", path, err)
+		}
+		buf.Write(append(b, '\n'))
+	}
+	return int64(buf.Len()), reports.WriteAtomic(aferoFS{fsys}, path, buf.Bytes())
+}
+
+func casesAsAny(cases []reports.Case) []any {
+	out := make([]any, len(cases))
+	for i := range cases {
+		out[i] = &cases[i]
+	}
+	return out
+}
+
+// startJournal starts a journal at path, replacing any, with the header h, and opens it for
+// appending.
+func startJournal(fsys afero.Fs, path string, h journalHeader) (*journal, error) {
+	size, err := writeJournal(fsys, path, h, nil)
+	if err != nil {
+		return nil, err
+	}
+	return openJournal(fsys, path, size)
+}
+
+// openJournal opens the journal at path for appending after its first size bytes, its intact
+// part, cutting off anything after them (a torn last line) first.
+func openJournal(fsys afero.Fs, path string, size int64) (*journal, error) {
+	f, err := fsys.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening journal: %w", err)
+	}
+	j := &journal{f: f, path: path}
+	fi, err := f.Stat()
+	if err == nil && fi.Size() != size {
+		err = f.Truncate(size)
+		if err == nil {
+			err = f.Sync()
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cutting the torn end off journal %s: %w", path, err)
+	}
+	return j, nil
+}
+
+// append appends c to the journal and fsyncs it. After a failure it appends nothing more, so
+// that a partly written line stays the journal's last, which reading it ignores.
+func (j *journal) append(c *reports.Case) error {
+	if j.err != nil {
+		return j.err
+	}
+	b, err := json.Marshal(c)
+	if err == nil {
+		_, err = j.f.Write(append(b, '\n'))
+	}
+	if err == nil {
+		err = j.f.Sync()
+	}
+	if err != nil {
+		j.err = fmt.Errorf("journaling case %s to %s: %w", c.ID, j.path, err)
+	}
+	return j.err
+}
+
+func (j *journal) close() error { return j.f.Close() }
+
+// journalState is what a journal holds: the campaign's parameters, the cases it journaled, and
+// the length of its intact part, after which a torn last line may follow.
+type journalState struct {
+	header journalHeader
+	cases  []reports.Case
+	size   int64
+}
+
+// readJournal reads the journal at path. A missing journal is an error wrapping fs.ErrNotExist.
+func readJournal(fsys afero.Fs, path string) (*journalState, error) {
+	b, err := afero.ReadFile(fsys, path)
+	if err != nil {
+		return nil, fmt.Errorf("reading journal: %w", err)
+	}
+	st := &journalState{}
+	torn := 0 // the number of the first line that does not hold a case, if any
+	for n := 1; len(b) > 0; n++ {
+		line, rest, whole := bytes.Cut(b, []byte{'\n'})
+		b = rest
+		if n == 1 {
+			if err := decodeHeader(line, whole, &st.header); err != nil {
+				return nil, fmt.Errorf("journal %s line 1: %w", path, err)
+			}
+			st.size = int64(len(line) + 1)
+			continue
+		}
+		c, ok := decodeCase(line, whole)
+		switch {
+		case !ok && torn == 0:
+			torn = n
+		case ok && torn != 0:
+			return nil, fmt.Errorf("journal %s line %d: not a case, yet cases follow it", path, torn)
+		case ok:
+			st.cases = append(st.cases, c)
+			st.size += int64(len(line) + 1)
+		}
+	}
+	if st.header.Journal == "" {
+		return nil, fmt.Errorf("journal %s is empty", path)
+	}
+	return st, nil
+}
+
+// decodeHeader decodes a journal's first line into h.
+func decodeHeader(line []byte, whole bool, h *journalHeader) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(h); err != nil || !whole || h.Journal == "" {
+		return errors.New("not a chaoskit journal header")
+	}
+	if h.Journal != journalSchema {
+		return fmt.Errorf("journal format is %q; this chaoskit reads %q", h.Journal, journalSchema)
+	}
+	return nil
+}
+
+// decodeCase decodes a journal line holding a case. A line holds a case only if it is whole
+// (ends in a newline) and is exactly the encoding of the case it decodes to, so that a write
+// torn with a garbage tail is not mistaken for a case.
+func decodeCase(line []byte, whole bool) (reports.Case, bool) {
+	var c reports.Case
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if !whole || dec.Decode(&c) != nil || dec.More() || c.ID == "" {
+		return c, false
+	}
+	again, err := json.Marshal(&c)
+	return c, err == nil && bytes.Equal(again, line)
+}
+
+// mkdirDurable creates dir and any missing parents, and fsyncs the directory holding each
+// one it creates, so that a power loss cannot take the directory, and the journal in it, away.
+func mkdirDurable(fsys afero.Fs, dir string) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := fsys.Stat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("creating the report directory: %w", err)
+	}
+	for _, d := range missing {
+		if err := reports.SyncDir(aferoFS{fsys}, filepath.Dir(d)); err != nil {
+			return fmt.Errorf("creating the report directory %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// aferoFS lets reports.WriteAtomic write through an afero.Fs.
+type aferoFS struct{ afero.Fs }
+
+// OpenFile opens a file of the afero.Fs.
+func (a aferoFS) OpenFile(name string, flag int, perm os.FileMode) (reports.File, error) {
+	f, err := a.Fs.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/chaoskit/chaoskit/reports"
+)
+
+func runMerge(c *cli, args []string) error {
+	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
+	out := fs.String("out", "", "the directory to write the merged report to")
+	outs := addOutputFlags(fs)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *out == "":
+		return usagef("merge needs --out DIR")
+	case len(pos) == 0:
+		return usagef("merge needs the report directories of the shards (or their report.json files)")
+	}
+	var shards []*reports.Report
+	for _, p := range pos {
+		r, err := loadReport(p)
+		if err != nil {
+			return err
+		}
+		shards = append(shards, r)
+	}
+	rep, err := reports.Merge(shards...)
+	if err != nil {
+		return fmt.Errorf("merging %d reports: %w", len(pos), err)
+	}
+	formats, g, err := outs.check(campaignOptions(rep))
+	if err != nil {
+		return err
+	}
+	if err := c.fs.MkdirAll(*out, 0o755); err != nil {
+		return fmt.Errorf("creating the report directory: %w", err)
+	}
+	// The merged directory holds a whole journal too, as an unsharded run's does.
+	if _, err := writeJournal(c.fs, journalPath(*out), journalHeader{Seed: rep.Seed, Options: rep.Options}, rep.Cases); err != nil {
+		return err
+	}
+	if err := c.publish(rep, *out, formats, printSummary); err != nil {
+		return err
+	}
+	return judge(rep, g, c.stdout)
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// progressEvery is how often, at most, the progress bar is redrawn.
+const progressEvery = 100 * time.Millisecond
+
+// progressWidth is the width of the bar itself, in characters.
+const progressWidth = 24
+
+// progress draws a one-line progress bar, redrawn in place with a carriage return: cases done
+// out of the total, failures so far, and an estimate of the time left. A nil *progress draws
+// nothing, which is what a run whose stdout is not a terminal gets.
+type progress struct {
+	w      io.Writer
+	now    func() time.Time
+	begun  time.Time // when this process started on the cases
+	first  int       // cases already done then (by an interrupted run that this one resumes)
+	last   time.Time // when the bar was last drawn
+	length int       // the length of the line last drawn, to blank what a shorter one leaves
+}
+
+func newProgress(w io.Writer, now func() time.Time) *progress { return &progress{w: w, now: now} }
+
+// progress returns the progress bar of a command: on stderr when stdout is a terminal, else
+// none (nil).
+func (c *cli) progress() *progress {
+	if !c.terminal {
+		return nil
+	}
+	return newProgress(c.stderr, time.Now)
+}
+
+// start draws the bar for the first time.
+func (p *progress) start(done, total, failed int) {
+	if p == nil {
+		return
+	}
+	p.begun, p.first = p.now(), done
+	p.draw(done, total, failed)
+}
+
+// update redraws the bar, unless it was drawn less than progressEvery ago and the campaign is
+// not over.
+func (p *progress) update(done, total, failed int) {
+	if p == nil || (done < total && p.now().Sub(p.last) < progressEvery) {
+		return
+	}
+	p.draw(done, total, failed)
+}
+
+// end ends the bar's line, leaving its last state on the screen.
+func (p *progress) end() {
+	if p != nil && p.length > 0 {
+		fmt.Fprintln(p.w)
+	}
+}
+
+func (p *progress) draw(done, total, failed int) {
+	p.last = p.now()
+	line := progressLine(done, total, failed, p.first, p.last.Sub(p.begun))
+	pad := max(0, p.length-len(line))
+	p.length = len(line)
+	fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", pad))
+}
+
+// progressLine renders the bar: done of total cases, failed of them, and the time left,
+// estimated from the pace of the cases done in elapsed since first were done.
+func progressLine(done, total, failed, first int, elapsed time.Duration) string {
+	filled := progressWidth
+	if total > 0 {
+		filled = progressWidth * done / total
+	}
+	bar := strings.Repeat("=", filled) + strings.Repeat(" ", progressWidth-filled)
+	left := "estimating time left"
+	switch {
+	case done >= total:
+		left = fmt.Sprintf("done in %s", roundDuration(elapsed))
+	case done > first:
+		eta := elapsed * time.Duration(total-done) / time.Duration(done-first)
+		left = fmt.Sprintf("about %s left", roundDuration(eta))
+	}
+	return fmt.Sprintf("[%s] %d/%d cases, %d failed, %s", bar, done, total, failed, left)
+}
+
+// roundDuration rounds d to a tenth of a second under a minute, and to the second above.
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return d.Round(100 * time.Millisecond)
+	}
+	return d.Round(time.Second)
+}

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/reports"
+)
+
+// replayCommand returns the command that replays one case: the repro string of every case a
+// campaign runs.
+func replayCommand(target string, seed uint64, s faults.Schedule) string {
+	return fmt.Sprintf("chaoskit replay --target %s --seed %d --schedule %s", shellQuote(target), seed, shellQuote(s.String()))
+}
+
+// shellQuote quotes s for a POSIX shell: in single quotes, unless it is a plain word (a
+// schedule, with its "@", never is).
+func shellQuote(s string) string {
+	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("/._-", r))
+	}) < 0
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func runReplay(c *cli, args []string) error {
+	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
+	caseID := fs.String("case", "", "the ID of a case of the report given as argument")
+	name := fs.String("target", "", "the target (chaoskit targets lists them)")
+	seed := fs.Uint64("seed", 1, "the campaign's seed")
+	schedule := fs.String("schedule", "", "the schedule, e.g. 'power@17' or 'kill@4,kill@9'")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	set := setFlags(fs)
+	var want *reports.Case
+	if *caseID != "" {
+		if set["target"] || set["seed"] || set["schedule"] {
+			return usagef("replay --case takes the target, seed and schedule from the report: drop --target, --seed and --schedule")
+		}
+		if len(pos) != 1 {
+			return usagef("replay --case ID takes one report (a report.json or its directory), got %d arguments", len(pos))
+		}
+		rep, err := loadReport(pos[0])
+		if err != nil {
+			return err
+		}
+		if want = findCase(rep, *caseID); want == nil {
+			return usagef("no case %q in %s", *caseID, pos[0])
+		}
+		*name, *seed, *schedule = want.Target, rep.Seed, want.Schedule
+	} else {
+		if err := noPositional("replay without --case", pos); err != nil {
+			return err
+		}
+		if !set["target"] || !set["schedule"] {
+			return usagef("replay needs --case ID REPORT, or --target NAME --seed N --schedule SCHEDULE")
+		}
+	}
+	t, err := lookupTarget(*name)
+	if err != nil {
+		return err
+	}
+	s, err := faults.ParseSchedule(*schedule)
+	if err != nil {
+		return usagef("--schedule: %v", err)
+	}
+	rn, err := harness.NewRunner(t.new(), harness.Options{
+		Name: t.name, Seed: *seed, Workers: 1,
+		Repro: func(s faults.Schedule) string { return replayCommand(t.name, *seed, s) },
+	})
+	if err != nil {
+		return targetError(err)
+	}
+	hc := rn.Run(s)
+	fmt.Fprint(c.stdout, hc.String())
+	if d := hc.Verdict.Diff; d != "" && !slices.ContainsFunc(hc.Verdict.Violations, func(v reports.Violation) bool {
+		return strings.Contains(v.Detail, strings.TrimSpace(d))
+	}) {
+		fmt.Fprintf(c.stdout, "  diff (-golden +faulty):\n    %s\n", strings.ReplaceAll(strings.TrimRight(d, "\n"), "\n", "\n    "))
+	}
+	got := hc.Verdict.Verdict
+	if want != nil {
+		if got == want.Verdict {
+			fmt.Fprintf(c.stdout, "reproduces the report's verdict: %s\n", got)
+		} else {
+			fmt.Fprintf(c.stdout, "the report's verdict was %s; this replay's is %s\n", want.Verdict, got)
+		}
+	}
+	switch got {
+	case reports.Fail:
+		return exitError{exitFail, ""}
+	case reports.Unknown:
+		return exitError{exitUnknown, ""}
+	}
+	return nil
+}
+
+// findCase returns the case of rep with the given ID, or nil.
+func findCase(rep *reports.Report, id string) *reports.Case {
+	for i := range rep.Cases {
+		if rep.Cases[i].ID == id {
+			return &rep.Cases[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+)
+
+// listFlag collects a flag given several times, or once as a comma-separated list.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			return fmt.Errorf("empty name in %q", s)
+		}
+		*l = append(*l, v)
+	}
+	return nil
+}
+
+// campaignFlags are the flags of run that set a campaign's parameters (campaignParams).
+type campaignFlags struct {
+	targets             listFlag
+	faults, mode, shard *string
+	cases               *int
+	seed                *uint64
+	set                 map[string]bool // the flags given, once parsed
+}
+
+func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
+	f := &campaignFlags{}
+	fs.Var(&f.targets, "target", "a target to run; repeat the flag or list several with commas")
+	f.faults = fs.String("faults", "storage", "the fault kinds, or families (storage, fleet, tool, model, all), with commas")
+	f.mode = fs.String("mode", "exhaustive", "exhaustive (every fault at every beat) or random")
+	f.cases = fs.Int("cases", 0, "random mode: schedules per target (default 100); exhaustive mode: at most this many (default all)")
+	f.seed = fs.Uint64("seed", 1, "the campaign's seed")
+	f.shard = fs.String("shard", "", "run only shard I/N: the cases whose index is I-1 modulo N")
+	return f
+}
+
+// campaign returns the campaign the flags describe, taking each parameter they do not set from
+// base, when there is one.
+func (f *campaignFlags) campaign(base *campaign) (*campaign, error) {
+	targets, faults, mode, cases, seed, shard := []string(f.targets), *f.faults, *f.mode, *f.cases, *f.seed, *f.shard
+	if base != nil {
+		o := base.options()
+		if !f.set["target"] {
+			targets = o.Targets
+		}
+		if !f.set["faults"] {
+			faults = strings.Join(o.Faults, ",")
+		}
+		if !f.set["mode"] {
+			mode = o.Mode
+		}
+		if !f.set["cases"] {
+			cases = o.Cases
+		}
+		if !f.set["seed"] {
+			seed = base.seed
+		}
+		if !f.set["shard"] {
+			shard = o.Shard
+		}
+	}
+	return newCampaign(targets, faults, mode, cases, seed, shard)
+}
+
+func runRun(c *cli, args []string) error {
+	fset := flag.NewFlagSet("run", flag.ContinueOnError)
+	cf := addCampaignFlags(fset)
+	out := fset.String("out", "chaoskit-report", "the report directory")
+	workers := fset.Int("workers", 0, "cases run at once (default: one per CPU); the report does not depend on it")
+	resume := fset.String("resume", "", "continue the interrupted campaign of this report directory")
+	outs := addOutputFlags(fset)
+	pos, err := parse(fset, args)
+	if err != nil {
+		return err
+	}
+	if err := noPositional("run", pos); err != nil {
+		return err
+	}
+	if *workers < 0 {
+		return usagef("--workers %d: want a count of 0 or more", *workers)
+	}
+	cf.set = setFlags(fset)
+	dir := *out
+	var camp *campaign
+	var resumed *journalState
+	if *resume != "" {
+		if cf.set["out"] && filepath.Clean(*out) != filepath.Clean(*resume) {
+			return usagef("--resume %s writes its report there: drop --out %s", *resume, *out)
+		}
+		dir = *resume
+		camp, resumed, err = c.resumption(dir, cf)
+	} else {
+		camp, err = cf.campaign(nil)
+	}
+	if err != nil {
+		return err
+	}
+	formats, g, err := outs.check(camp.options())
+	if err != nil {
+		return err
+	}
+	rep, err := camp.run(context.Background(), runOptions{FS: c.fs, Dir: dir, Workers: *workers, Resume: resumed, Progress: c.progress()})
+	if rep == nil {
+		return err
+	}
+	if err := c.publish(rep, dir, formats, printSummary); err != nil {
+		return err
+	}
+	if err != nil { // the journal failed: the report is whole, but the campaign could not have been resumed
+		return err
+	}
+	return judge(rep, g, c.stdout)
+}
+
+// resumption reads the journal of the report directory dir and returns the campaign it records
+// and its state. The flags that set a campaign's parameters may be given again, but only with
+// the values the journal records. A directory without a journal (a run killed before it wrote
+// one) starts the campaign the flags describe from the start.
+func (c *cli) resumption(dir string, cf *campaignFlags) (*campaign, *journalState, error) {
+	path := journalPath(dir)
+	st, err := readJournal(c.fs, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if fi, err := c.fs.Stat(dir); err != nil || !fi.IsDir() {
+			return nil, nil, usagef("--resume %s: no such report directory", dir)
+		}
+		fmt.Fprintf(c.stderr, "chaoskit: %s has no journal: running the campaign from its start\n", dir)
+		camp, err := cf.campaign(nil)
+		return camp, nil, err
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	camp, err := campaignOf(st.header.Seed, st.header.Options)
+	if err != nil {
+		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	given, err := cf.campaign(camp)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, name := range campaignParams {
+		if cf.set[name] && given.param(name) != camp.param(name) {
+			return nil, nil, usagef("--%s %s differs from the campaign journaled in %s (%s %s): resume with the same parameters, or none",
+				name, given.param(name), path, name, camp.param(name))
+		}
+	}
+	return camp, st, nil
+}

@@ -1,0 +1,340 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/reports"
+)
+
+// The issue's acceptance tests, in its order: a variant fails and the directory holds the five
+// files; the reference agent passes; every failing case replays to its verdict; a baseline without
+// duplicates gates a report with duplicates; the same seed gives the same report; shards merge
+// into the unsharded report. (The SIGKILL test is in resume_test.go, bad input in
+// badinput_test.go.)
+
+func TestRunVariantFailsAndWritesEveryFile(t *testing.T) {
+	f := campaignDir(t, actThenSave...)
+	if f.code != exitFail {
+		t.Fatalf("exit %d, want 1\n%s\n%s", f.code, f.out, f.errs)
+	}
+	for _, name := range []string{"report.json", "cases.jsonl", "summary.md", "junit.xml", "report.html"} {
+		if fi, err := os.Stat(filepath.Join(f.dir, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if matches, _ := filepath.Glob(filepath.Join(f.dir, ".*")); len(matches) > 0 {
+		t.Errorf("temporary files left behind: %v", matches)
+	}
+	rep := loadDir(t, f.dir)
+	s := rep.Summary.Targets[0]
+	if s.Target != "reference/act-then-save" || s.Failed == 0 || s.Duplicates == 0 || s.Violations["no-duplicate-effects"] == 0 {
+		t.Fatalf("summary %+v", s)
+	}
+	if !slices.Equal(rep.Options.Targets, []string{"reference/act-then-save"}) || !slices.Equal(rep.Options.Faults, []string{"kill", "power"}) {
+		t.Errorf("options %+v", rep.Options)
+	}
+	for i, c := range rep.Cases {
+		if c.Index != i {
+			t.Fatalf("case %d has index %d", i, c.Index)
+		}
+	}
+	wantIn(t, "stdout", f.out, "reference/act-then-save", "FAILED: no-duplicate-effects", "chaoskit replay --target reference/act-then-save --seed 1 --schedule '")
+	if want := "cases failed\n"; !strings.HasSuffix(f.errs, want) || strings.Count(f.errs, "\n") != 1 {
+		t.Errorf("stderr %q, want one line ending %q", f.errs, want)
+	}
+	journal, _ := os.ReadFile(filepath.Join(f.dir, "cases.jsonl"))
+	if n := strings.Count(string(journal), "\n"); n != len(rep.Cases)+1 {
+		t.Errorf("the journal has %d lines for %d cases and a header", n, len(rep.Cases))
+	}
+}
+
+func TestRunReferencePasses(t *testing.T) {
+	f := campaignDir(t, "--target", "reference", "--faults", "kill,power", "--mode", "exhaustive")
+	if f.code != exitOK || f.errs != "" {
+		t.Fatalf("exit %d, want 0\n%s\n%s", f.code, f.out, f.errs)
+	}
+	if rep := loadDir(t, f.dir); rep.Summary.Targets[0].Passed != len(rep.Cases) || len(rep.Cases) < 100 {
+		t.Fatalf("%d of %d cases passed", rep.Summary.Targets[0].Passed, len(rep.Cases))
+	}
+}
+
+func TestReplayReproducesEveryFailure(t *testing.T) {
+	f := campaignDir(t, actThenSave...)
+	rep := loadDir(t, f.dir)
+	report := filepath.Join(f.dir, "report.json")
+	failures := 0
+	for _, c := range rep.Cases {
+		if c.Verdict != reports.Fail {
+			continue
+		}
+		failures++
+		// From the report, with the flag after the report this time...
+		code, out, errOut := chaoskit(t, "replay", report, "--case", c.ID)
+		if code != exitFail || !strings.Contains(out, "reproduces the report's verdict: fail") || !strings.Contains(out, "violated "+c.Violations[0].Property) || errOut != "" {
+			t.Fatalf("replay --case %s: exit %d\n%s%s", c.ID, code, out, errOut)
+		}
+		if !strings.Contains(out, ">>") || !strings.Contains(out, "<- "+c.Schedule) {
+			t.Errorf("replay --case %s does not mark the fault among the beats:\n%s", c.ID, out)
+		}
+		// ... and through the repro command the report stores, which must be exactly one.
+		args := shellWords(t, c.Repro)
+		if args[0] != "chaoskit" {
+			t.Fatalf("repro %q", c.Repro)
+		}
+		if code, out, errOut := chaoskit(t, args[1:]...); code != exitFail || !strings.Contains(out, "violated "+c.Violations[0].Property) {
+			t.Fatalf("%s: exit %d\n%s%s", c.Repro, code, out, errOut)
+		}
+	}
+	if failures == 0 {
+		t.Fatal("no failing case to replay")
+	}
+	// A passing case replays as a pass, exit 0.
+	i := slices.IndexFunc(rep.Cases, func(c reports.Case) bool { return c.Verdict == reports.Pass })
+	if code, out, _ := chaoskit(t, "replay", "--case", rep.Cases[i].ID, f.dir); code != exitOK || !strings.Contains(out, ": pass") {
+		t.Fatalf("replay of passing case %s: exit %d\n%s", rep.Cases[i].ID, code, out)
+	}
+}
+
+// shellWords splits a command line as a POSIX shell would, for the single quotes that repro
+// commands use.
+func shellWords(t *testing.T, cmd string) []string {
+	var words []string
+	var word strings.Builder
+	quoted, inWord := false, false
+	for _, r := range cmd {
+		switch {
+		case r == '\'':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				words = append(words, word.String())
+				word.Reset()
+			}
+			inWord = false
+		default:
+			word.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted {
+		t.Fatalf("unbalanced quotes in %q", cmd)
+	}
+	if inWord {
+		words = append(words, word.String())
+	}
+	return words
+}
+
+func TestGateAgainstBaseline(t *testing.T) {
+	f := campaignDir(t, actThenSave...)
+	rep := loadDir(t, f.dir)
+	// The baseline: the same campaign before the bug, without its duplicates.
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		c.Duplicates, c.DuplicatesByTool = 0, nil
+		c.Violations = slices.DeleteFunc(c.Violations, func(v reports.Violation) bool { return v.Property == "no-duplicate-effects" })
+	}
+	rep.Summarize(map[string]int{"reference/act-then-save": rep.Summary.Targets[0].GoldenBeats})
+	baseline := filepath.Join(t.TempDir(), "baseline.json")
+	if err := rep.WriteFile(baseline); err != nil {
+		t.Fatal(err)
+	}
+	current := filepath.Join(f.dir, "report.json")
+
+	code, out, errOut := chaoskit(t, "gate", "--baseline", baseline, current)
+	if code != exitFail {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	wantIn(t, "stdout", out,
+		"regression: reference/act-then-save: duplicates 0 → ",
+		"regression: reference/act-then-save: no-duplicate-effects 0 → ",
+		"regression: reference/act-then-save [kill]: duplicates 0 → ",
+		"regression: reference/act-then-save [power]: duplicates 0 → ")
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.HasPrefix(line, "regression: ") {
+			t.Errorf("not a regression line: %q", line)
+		}
+	}
+	if !strings.Contains(errOut, "regressions against "+baseline) || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("stderr %q", errOut)
+	}
+
+	// Flags after the report work too; a report is no worse than itself, nor than a worse one.
+	for _, args := range [][]string{
+		{"gate", current, "--baseline", current},
+		{"gate", baseline, "--baseline", current},
+		{"gate", current, "--baseline", baseline, "--tolerance", "*=1000"},
+	} {
+		if code, out, errOut := chaoskit(t, args...); code != exitOK {
+			t.Errorf("chaoskit %v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+
+	// A gate expression on its own, and with the baseline.
+	if code, out, _ := chaoskit(t, "gate", "--gate", "duplicates{fault=power}==0", current); code != exitFail || !strings.Contains(out, "gate failed: reference/act-then-save [power]: duplicates is ") {
+		t.Errorf("gate --gate: exit %d\n%s", code, out)
+	}
+	if code, out, _ := chaoskit(t, "gate", "--gate", "cases>0", "--baseline", current, current); code != exitOK || !strings.Contains(out, "gate held: 3 comparisons") {
+		t.Errorf("gate --gate --baseline: exit %d\n%s", code, out)
+	}
+}
+
+func TestSameSeedSameReport(t *testing.T) {
+	args := []string{"run", "--target", "reference/no-fsync,reference", "--faults", "storage", "--mode", "random", "--cases", "40", "--seed", "11", "--format", "json"}
+	a, b := t.TempDir(), t.TempDir()
+	if code, _, errOut := chaoskit(t, append(args, "--out", a)...); code != exitFail {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// The number of workers changes nothing.
+	if code, _, errOut := chaoskit(t, append(args, "--out", b, "--workers", "1")...); code != exitFail {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	sameReport(t, filepath.Join(a, "report.json"), filepath.Join(b, "report.json"))
+	if rep := loadDir(t, a); rep.Seed != 11 || rep.Options.Cases != 40 || len(rep.Cases) != 80 {
+		t.Fatalf("seed %d, options %+v, %d cases", rep.Seed, rep.Options, len(rep.Cases))
+	}
+}
+
+func TestShardsMergeIntoTheUnshardedReport(t *testing.T) {
+	campaign := []string{"--target", "reference/act-then-save,reference", "--faults", "kill,power,diskfull", "--mode", "exhaustive"}
+	whole := campaignDir(t, campaign...)
+	dir := t.TempDir()
+	var shards []string
+	for _, s := range []string{"1/3", "2/3", "3/3"} {
+		out := filepath.Join(dir, "shard"+s[:1])
+		shards = append(shards, out)
+		if code, _, errOut := chaoskit(t, append([]string{"run", "--shard", s, "--out", out, "--format", "json"}, campaign...)...); code != exitFail && code != exitOK {
+			t.Fatalf("shard %s: exit %d: %s", s, code, errOut)
+		}
+		rep := loadDir(t, out)
+		if rep.Options.Shard != s {
+			t.Fatalf("shard %s's report says shard %q", s, rep.Options.Shard)
+		}
+		for _, c := range rep.Cases {
+			if c.Index%3 != int(s[0]-'1') {
+				t.Fatalf("shard %s holds case %s of index %d", s, c.ID, c.Index)
+			}
+		}
+	}
+	merged := filepath.Join(dir, "merged")
+	// The shards in any order.
+	code, out, errOut := chaoskit(t, "merge", shards[2], shards[0], "--out", merged, shards[1])
+	if code != whole.code {
+		t.Fatalf("merge: exit %d, the unsharded run's %d\n%s%s", code, whole.code, out, errOut)
+	}
+	sameReport(t, filepath.Join(whole.dir, "report.json"), filepath.Join(merged, "report.json"))
+	// The Markdown shows no wall-clock time (the JUnit XML and the HTML do).
+	a, _ := os.ReadFile(filepath.Join(whole.dir, "summary.md"))
+	b, _ := os.ReadFile(filepath.Join(merged, "summary.md"))
+	if len(a) == 0 || string(a) != string(b) {
+		t.Errorf("the merged summary.md differs from the unsharded run's")
+	}
+	// The merged journal is a whole one: resuming it runs nothing and gives the same report.
+	if code, _, errOut := chaoskit(t, "run", "--resume", merged, "--format", "json"); code != whole.code {
+		t.Fatalf("resuming the merged journal: exit %d: %s", code, errOut)
+	}
+	sameReport(t, filepath.Join(whole.dir, "report.json"), filepath.Join(merged, "report.json"))
+}
+
+func TestMergeRefusesOtherCampaigns(t *testing.T) {
+	dir := t.TempDir()
+	shard := func(name string, args ...string) string {
+		out := filepath.Join(dir, name)
+		base := []string{"run", "--target", "reference", "--faults", "kill", "--format", "json", "--out", out}
+		if code, _, errOut := chaoskit(t, append(base, args...)...); code != exitOK {
+			t.Fatalf("%s: exit %d: %s", name, code, errOut)
+		}
+		return out
+	}
+	a1, a2 := shard("a1", "--shard", "1/2"), shard("a2", "--shard", "2/2")
+	b2 := shard("b2", "--shard", "2/2", "--seed", "2")
+	c3 := shard("c3", "--shard", "3/3")
+	whole := shard("whole")
+	for _, tc := range []struct {
+		shards []string
+		want   string
+	}{
+		{[]string{a1, b2}, "shard 2/2 is of another campaign than shard 1/2 (seed 2 "},
+		{[]string{a1, c3}, "split the campaign differently"},
+		{[]string{a1}, "shard 2/2 is missing"},
+		{[]string{a1, a2, a1}, "shard 1/2 given twice"},
+		{[]string{a1, whole}, "not a shard"},
+	} {
+		code, _, errOut := chaoskit(t, append([]string{"merge", "--out", filepath.Join(dir, "m")}, tc.shards...)...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("merge %v: exit %d, stderr %q; want exit 2 and %q", tc.shards, code, errOut, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m")); err == nil {
+		t.Error("a refused merge wrote its directory")
+	}
+}
+
+func TestRunGateDecidesTheExitCode(t *testing.T) {
+	base := append([]string{"run", "--format", "text"}, actThenSave...)
+	dir := t.TempDir()
+	code, out, errOut := chaoskit(t, append(base, "--out", dir, "--gate", "duplicates==0, lost_effects==0, work_lost_beats_mean{target=reference/*}<=100")...)
+	if code != exitFail {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	wantIn(t, "stdout", out,
+		"gate failed: reference/act-then-save: duplicates is ",
+		"gate failed: reference/act-then-save [kill]: duplicates is ",
+		", want == 0\n")
+	if strings.Contains(out, "lost_effects is") || strings.Contains(out, "work_lost_beats_mean is") {
+		t.Errorf("a comparison that held is listed as failed:\n%s", out)
+	}
+	if !strings.Contains(errOut, "the gate failed 3 of 9 comparisons") {
+		t.Errorf("stderr %q", errOut)
+	}
+	// A gate that holds makes the run exit 0, though cases failed.
+	code, out, errOut = chaoskit(t, append(base, "--out", dir, "--gate", "no-duplicate-effects<=1000, state_mismatches{fault=kill}>=0")...)
+	if code != exitOK || !strings.Contains(out, "gate held: 4 comparisons") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestReportWriteFailureKeepsTheJournal(t *testing.T) {
+	dir := t.TempDir()
+	// report.json cannot be replaced: it is a directory that is not empty.
+	if err := os.MkdirAll(filepath.Join(dir, "report.json", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := chaoskit(t, append([]string{"run", "--out", dir}, actThenSave...)...)
+	if code != exitUsage || !strings.Contains(errOut, "report.json") || !strings.Contains(errOut, "the cases are in "+filepath.Join(dir, "cases.jsonl")) || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	// The other files were written, and the journal holds every case: resuming it writes the
+	// report once the obstacle is gone.
+	for _, name := range []string{"summary.md", "junit.xml", "report.html"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	os.RemoveAll(filepath.Join(dir, "report.json"))
+	if code, _, errOut := chaoskit(t, "run", "--resume", dir); code != exitFail {
+		t.Fatalf("resume: exit %d: %s", code, errOut)
+	}
+	sameReport(t, filepath.Join(campaignDir(t, actThenSave...).dir, "report.json"), filepath.Join(dir, "report.json"))
+}
+
+func TestListTargetsAndFaults(t *testing.T) {
+	code, out, _ := chaoskit(t, "targets")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != exitOK || len(lines) != len(registry()) || !strings.HasPrefix(lines[0], "reference ") || !strings.Contains(out, "reference/act-then-save") {
+		t.Fatalf("targets: exit %d\n%s", code, out)
+	}
+	code, out, _ = chaoskit(t, "faults")
+	if code != exitOK || !strings.Contains(out, "diskfull@N:BYTES") || !strings.Contains(out, "torn@N[:garbage]") || !strings.Contains(out, "lease@N+DURATION") {
+		t.Fatalf("faults: exit %d\n%s", code, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if len(strings.Fields(line)) < 4 {
+			t.Errorf("faults line %q lacks a summary", line)
+		}
+	}
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/reference"
+)
+
+// target is a harness the command line can run, by name.
+type target struct {
+	name    string
+	summary string                // one line: what it is
+	new     func() harness.Target // a fresh instance, for a campaign or a replay
+}
+
+// registry lists every target, in the order `chaoskit targets` prints them. It is the one place
+// that knows them: the reference agent and its variants now; external commands, through the
+// process adapter, are to be added here (a name such as "exec:PATH" resolved by lookupTarget).
+func registry() []target {
+	var ts []target
+	for _, v := range reference.Variants() {
+		summary := "bug: " + v.Bug
+		if v.Variant == reference.Correct {
+			summary = "the reference agent, correct: " + strings.TrimPrefix(v.Bug, "none: ")
+		}
+		ts = append(ts, target{
+			name:    referenceName(v.Variant),
+			summary: summary,
+			new:     func() harness.Target { return reference.New(v.Variant, reference.Onboarding()) },
+		})
+	}
+	return ts
+}
+
+// referenceName is the target name of a variant of the reference agent.
+func referenceName(v reference.Variant) string {
+	if v == reference.Correct {
+		return "reference"
+	}
+	return "reference/" + string(v)
+}
+
+// lookupTarget returns the target named name, or a usage error naming it.
+func lookupTarget(name string) (target, error) {
+	var names []string
+	for _, t := range registry() {
+		if t.name == name {
+			return t, nil
+		}
+		names = append(names, t.name)
+	}
+	return target{}, usagef("unknown target %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+func runTargets(c *cli, args []string) error {
+	if err := noArguments("targets", args); err != nil {
+		return err
+	}
+	for _, t := range registry() {
+		fmt.Fprintf(c.stdout, "%-26s %s\n", t.name, t.summary)
+	}
+	return nil
+}

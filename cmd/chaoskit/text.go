@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/chaoskit/chaoskit/reports"
+)
+
+// printSummary prints the text form of a campaign's report: a row per target, then the first
+// problems of each.
+func printSummary(w io.Writer, rep *reports.Report) {
+	printTable(w, rep, "target", targetVerdict)
+	printProblems(w, rep)
+}
+
+// printTable prints a row per target of rep, under the heading what, with verdict(t) in the
+// last column.
+func printTable(w io.Writer, rep *reports.Report, what string, verdict func(t *reports.TargetSummary) string) {
+	fmt.Fprintf(w, "%-28s %6s %9s %11s %6s %9s %10s  %s\n", what, "cases", "survived", "duplicates", "lost", "mismatch", "work lost", "verdict")
+	for i := range rep.Summary.Targets {
+		t := &rep.Summary.Targets[i]
+		fmt.Fprintf(w, "%-28s %6d %9s %11d %6d %9d %10.2f  %s\n", t.Target, t.Cases,
+			fmt.Sprintf("%d/%d", t.Passed, t.Cases), t.Duplicates, t.LostEffects, t.StateMismatches, t.WorkLostBeatsMean, verdict(t))
+	}
+}
+
+// targetVerdict sums up a target's cases: passed, or the properties violated and the cases
+// left undecided.
+func targetVerdict(t *reports.TargetSummary) string {
+	if t.Failed+t.Unknown == 0 {
+		return "passed"
+	}
+	var parts []string
+	for _, p := range slices.Sorted(maps.Keys(t.Violations)) {
+		parts = append(parts, fmt.Sprintf("%s ×%d", p, t.Violations[p]))
+	}
+	if t.Unknown > 0 {
+		parts = append(parts, fmt.Sprintf("unknown ×%d", t.Unknown))
+	}
+	return "FAILED: " + strings.Join(parts, ", ")
+}
+
+// problemsShown is how many failing or unknown cases the text summary shows per target.
+const problemsShown = 3
+
+// printProblems prints, for each target, its first few failing or unknown cases with the
+// command that replays each.
+func printProblems(w io.Writer, rep *reports.Report) {
+	shown := map[string]int{}
+	for i := range rep.Cases {
+		c := &rep.Cases[i]
+		if c.Verdict == reports.Pass || shown[c.Target] >= problemsShown {
+			continue
+		}
+		if len(shown) == 0 {
+			fmt.Fprintln(w, "\nfirst problems:")
+		}
+		shown[c.Target]++
+		why := c.Reason
+		if len(c.Violations) > 0 {
+			why = c.Violations[0].Property + ": " + c.Violations[0].Detail
+		}
+		why, _, _ = strings.Cut(why, "\n")
+		if r := []rune(why); len(r) > 110 {
+			why = string(r[:109]) + "…"
+		}
+		fmt.Fprintf(w, "  %s %s: %s\n    %s\n", c.Target, c.Schedule, why, c.Repro)
+	}
+}
