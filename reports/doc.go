@@ -10,16 +10,18 @@
 // # Fields
 //
 // The top level holds schema (always "chaoskit.report/v1"; Load refuses any other), seed,
-// options (mode, fault kinds, case count, shard), summary and cases.
+// options (targets, in the order they ran; mode; fault kinds; case count; shard, "I/N" in the
+// report of one shard), summary and cases.
 //
 // summary.targets has one entry per target: target, golden_beats, the totals of Stats over all
 // its cases, and by_fault, the same totals over the cases whose schedule contains each kind.
 // Stats are: cases, passed, failed, unknown, detected (passed by stopping loudly on an
 // unrecoverable fault), duplicates, lost_effects, phantom_effects, state_mismatches (cases whose
 // final durable state differs from the golden run's), work_lost_beats_mean and _max,
-// resume_beats_mean, restarts, and violations (failed cases per property).
+// resume_beats_mean, restarts, model_calls_remade, and violations (failed cases per property).
 //
-// cases holds one entry per case: target; id (target:schedule, unique in a report); schedule;
+// cases holds one entry per case, by target and then index: target; id (target:schedule, unique
+// in a report); index (the case's place among its target's schedules, from 0); schedule;
 // verdict (pass, fail or unknown); violations, each a property and a detail; detected; reason
 // (why a case is unknown); not_checked (properties that could not be evaluated, with why);
 // unfired (scheduled faults the run ended before); the metrics restarts, beats, golden_beats,
@@ -41,4 +43,12 @@
 // beside a timeline of the beats around the fault. The renderers list a target's failing cases in
 // the same order: failures before unknown cases, and the first case of each kind of problem (fault
 // kinds and first violated property) before those that repeat one.
+//
+// # Shards, baselines, files
+//
+// Merge puts the reports of a campaign's shards (ParseShard: shard I of N holds the cases whose
+// index is I-1 modulo N) back together into the report of the whole campaign. Compare lists the
+// ways a report is worse than a baseline, per target and per fault kind, under per-metric
+// Tolerances; StatFields and Stats.Value name the summary's numbers for gates. WriteAtomic
+// replaces a file whole or not at all, through any filesystem that provides FS.
 package reports

@@ -23,7 +23,7 @@ func runDemo(c *cli, args []string) error {
 	out := fs.String("out", "chaoskit-report", "directory to write the report to")
 	seed := fs.Uint64("seed", 1, "the campaign's seed")
 	faultList := fs.String("faults", "all", "the fault kinds, or families, with commas; variants whose bug none of them exposes are left out")
-	pos, err := parse(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}

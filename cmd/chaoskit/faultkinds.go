@@ -7,7 +7,7 @@ import (
 )
 
 func runFaults(c *cli, args []string) error {
-	if err := noArguments("faults", args); err != nil {
+	if err := c.noArguments("faults", args); err != nil {
 		return err
 	}
 	for _, k := range faults.Kinds() {

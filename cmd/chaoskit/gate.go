@@ -17,7 +17,7 @@ func runGate(c *cli, args []string) error {
 	baseline := fs.String("baseline", "", "the report to compare with (a report.json or its directory)")
 	tolerance := fs.String("tolerance", "", "how much worse than the baseline each metric may get, e.g. 'work_lost_beats_mean=0.5,failed=10%'")
 	expr := fs.String("gate", "", "comparisons the report's summary must satisfy, as run's --gate")
-	pos, err := parse(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func init() {
 		{"merge", "merge the report directories of a campaign's shards into one", runMerge},
 		{"targets", "list the targets", runTargets},
 		{"faults", "list the fault kinds", runFaults},
-		{"demo", "run the reference agent and its variants under every storage fault", runDemo},
+		{"demo", "run the reference agent and its variants under every fault kind", runDemo},
 	}
 }
 
@@ -151,16 +151,23 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintln(w, "\nchaoskit COMMAND --help lists a command's flags.")
+	fmt.Fprintln(w, "exit codes: 0 every case passed (or the gate held), 1 a property was violated (or the gate failed),")
+	fmt.Fprintln(w, "2 a usage or input error, 3 a case could not be decided and none failed")
 }
 
 // parse parses flags that may come before, between or after positional arguments, and returns
-// the positional ones. A flag it does not know is a usage error naming it.
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+// the positional ones. A flag it does not know is a usage error naming it; -h or --help prints
+// the command's flags and returns flag.ErrHelp.
+func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintf(c.stdout, "usage of chaoskit %s (flags may come before or after arguments):\n", fs.Name())
+				fs.SetOutput(c.stdout)
+				fs.PrintDefaults()
 				return nil, err
 			}
 			return nil, usagef("%s: %s", fs.Name(), strings.TrimPrefix(err.Error(), "flag provided but not defined: "))
@@ -179,8 +186,8 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 
 // noArguments parses the arguments of a command that takes neither flags nor positional
 // arguments.
-func noArguments(cmd string, args []string) error {
-	pos, err := parse(flag.NewFlagSet(cmd, flag.ContinueOnError), args)
+func (c *cli) noArguments(cmd string, args []string) error {
+	pos, err := c.parse(flag.NewFlagSet(cmd, flag.ContinueOnError), args)
 	if err != nil {
 		return err
 	}

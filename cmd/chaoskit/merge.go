@@ -11,7 +11,7 @@ func runMerge(c *cli, args []string) error {
 	fs := flag.NewFlagSet("merge", flag.ContinueOnError)
 	out := fs.String("out", "", "the directory to write the merged report to")
 	outs := addOutputFlags(fs)
-	pos, err := parse(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func runReplay(c *cli, args []string) error {
 	name := fs.String("target", "", "the target (chaoskit targets lists them)")
 	seed := fs.Uint64("seed", 1, "the campaign's seed")
 	schedule := fs.String("schedule", "", "the schedule, e.g. 'power@17' or 'kill@4,kill@9'")
-	pos, err := parse(fs, args)
+	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}

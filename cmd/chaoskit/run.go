@@ -80,7 +80,7 @@ func runRun(c *cli, args []string) error {
 	workers := fset.Int("workers", 0, "cases run at once (default: one per CPU); the report does not depend on it")
 	resume := fset.String("resume", "", "continue the interrupted campaign of this report directory")
 	outs := addOutputFlags(fset)
-	pos, err := parse(fset, args)
+	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
 	}

@@ -338,3 +338,19 @@ func TestListTargetsAndFaults(t *testing.T) {
 		}
 	}
 }
+
+func TestHelp(t *testing.T) {
+	code, out, _ := chaoskit(t, "help")
+	if code != exitOK {
+		t.Fatalf("help: exit %d", code)
+	}
+	for _, c := range commands {
+		wantIn(t, "help", out, "  "+c.name+" ")
+		code, out, errOut := chaoskit(t, c.name, "--help")
+		if code != exitOK || errOut != "" || !strings.HasPrefix(out, "usage of chaoskit "+c.name) {
+			t.Errorf("%s --help: exit %d\n%s%s", c.name, code, out, errOut)
+		}
+	}
+	_, out, _ = chaoskit(t, "run", "-h")
+	wantIn(t, "run -h", out, "-target", "-resume", "-shard", "-gate", "-format")
+}

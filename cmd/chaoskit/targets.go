@@ -55,7 +55,7 @@ func lookupTarget(name string) (target, error) {
 }
 
 func runTargets(c *cli, args []string) error {
-	if err := noArguments("targets", args); err != nil {
+	if err := c.noArguments("targets", args); err != nil {
 		return err
 	}
 	for _, t := range registry() {

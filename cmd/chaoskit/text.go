@@ -20,10 +20,14 @@ func printSummary(w io.Writer, rep *reports.Report) {
 // printTable prints a row per target of rep, under the heading what, with verdict(t) in the
 // last column.
 func printTable(w io.Writer, rep *reports.Report, what string, verdict func(t *reports.TargetSummary) string) {
-	fmt.Fprintf(w, "%-28s %6s %9s %11s %6s %9s %10s  %s\n", what, "cases", "survived", "duplicates", "lost", "mismatch", "work lost", "verdict")
+	width := 28
+	for _, t := range rep.Summary.Targets {
+		width = max(width, len(t.Target))
+	}
+	fmt.Fprintf(w, "%-*s %6s %9s %11s %6s %9s %10s  %s\n", width, what, "cases", "survived", "duplicates", "lost", "mismatch", "work lost", "verdict")
 	for i := range rep.Summary.Targets {
 		t := &rep.Summary.Targets[i]
-		fmt.Fprintf(w, "%-28s %6d %9s %11d %6d %9d %10.2f  %s\n", t.Target, t.Cases,
+		fmt.Fprintf(w, "%-*s %6d %9s %11d %6d %9d %10.2f  %s\n", width, t.Target, t.Cases,
 			fmt.Sprintf("%d/%d", t.Passed, t.Cases), t.Duplicates, t.LostEffects, t.StateMismatches, t.WorkLostBeatsMean, verdict(t))
 	}
 }
