@@ -144,10 +144,11 @@ func (c *campaign) run(ctx context.Context, o runOptions) (*reports.Report, erro
 	if err != nil {
 		return nil, err
 	}
-	if rec.j, err = c.openJournal(o); err != nil {
+	j, err := c.openJournal(o)
+	if err != nil {
 		return nil, err
 	}
-	defer rec.j.close()
+	rec.journal = newJournalWriter(j)
 
 	total := len(done)
 	for _, ss := range todo {
@@ -157,6 +158,7 @@ func (c *campaign) run(ctx context.Context, o runOptions) (*reports.Report, erro
 	for i, rn := range runners {
 		rn.RunAll(ctx, todo[i])
 	}
+	journalErr := rec.journal.close()
 	rec.bar.end()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("campaign interrupted after %d of %d cases (continue it with chaoskit run --resume %s): %w", rec.done, total, o.Dir, err)
@@ -165,7 +167,7 @@ func (c *campaign) run(ctx context.Context, o runOptions) (*reports.Report, erro
 	rep.SortCases()
 	rep.Summarize(golden)
 	rep.DurationMs = float64(time.Since(start).Microseconds()) / 1000
-	return rep, rec.err
+	return rep, journalErr
 }
 
 // plan returns, per runner, the schedules of the campaign's shard still to run, filling index
@@ -224,14 +226,13 @@ func targetError(err error) error {
 // bar. The harness calls it from one goroutine at a time, and the campaign runs one target at a
 // time.
 type recorder struct {
-	j      *journal
-	index  map[string]int // the index of every case of the campaign, by ID
-	cases  []reports.Case
-	bar    *progress
-	err    error // the first error in journaling
-	done   int
-	total  int
-	failed int
+	journal *journalWriter
+	index   map[string]int // the index of every case of the campaign, by ID
+	cases   []reports.Case
+	bar     *progress
+	done    int
+	total   int
+	failed  int
 }
 
 // start sets the counts to those of the cases already done.
@@ -248,9 +249,7 @@ func (r *recorder) start(done []reports.Case, total int) {
 func (r *recorder) record(hc *harness.Case) {
 	c := hc.Report()
 	c.Index = r.index[c.ID]
-	if err := r.j.append(&c); err != nil && r.err == nil {
-		r.err = err
-	}
+	r.journal.add(&c)
 	r.cases = append(r.cases, c)
 	r.done++
 	if c.Verdict == reports.Fail {

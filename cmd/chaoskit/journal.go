@@ -96,26 +96,80 @@ func openJournal(fsys afero.Fs, path string, size int64) (*journal, error) {
 	return j, nil
 }
 
-// append appends c to the journal and fsyncs it. After a failure it appends nothing more, so
-// that a partly written line stays the journal's last, which reading it ignores.
-func (j *journal) append(c *reports.Case) error {
+// append appends cases to the journal in one write, a line each, and fsyncs it. After a failure
+// it appends nothing more, so that a partly written line stays the journal's last, which reading
+// it ignores.
+func (j *journal) append(cases ...*reports.Case) error {
 	if j.err != nil {
 		return j.err
 	}
-	b, err := json.Marshal(c)
+	var buf []byte
+	var err error
+	for _, c := range cases {
+		var b []byte
+		if b, err = json.Marshal(c); err != nil {
+			break
+		}
+		buf = append(append(buf, b...), '\n')
+	}
 	if err == nil {
-		_, err = j.f.Write(append(b, '\n'))
+		_, err = j.f.Write(buf)
 	}
 	if err == nil {
 		err = j.f.Sync()
 	}
 	if err != nil {
-		j.err = fmt.Errorf("journaling case %s to %s: %w", c.ID, j.path, err)
+		j.err = fmt.Errorf("journaling %d cases to %s: %w", len(cases), j.path, err)
 	}
 	return j.err
 }
 
 func (j *journal) close() error { return j.f.Close() }
+
+// journalWriter journals cases from a goroutine of its own, so that a campaign's workers do not
+// wait on fsync: each time, it writes every case queued during the previous fsync in one append
+// and fsyncs them together (group commit). Every case is still appended and fsynced as it
+// finishes, within one fsync's time.
+type journalWriter struct {
+	j     *journal
+	queue chan *reports.Case
+	done  chan struct{}
+}
+
+func newJournalWriter(j *journal) *journalWriter {
+	w := &journalWriter{j: j, queue: make(chan *reports.Case, 1024), done: make(chan struct{})}
+	go w.loop()
+	return w
+}
+
+// add queues c to be journaled.
+func (w *journalWriter) add(c *reports.Case) { w.queue <- c }
+
+func (w *journalWriter) loop() {
+	defer close(w.done)
+	for c := range w.queue {
+		batch := []*reports.Case{c}
+		for more := true; more; {
+			select {
+			case c, ok := <-w.queue:
+				if more = ok; ok {
+					batch = append(batch, c)
+				}
+			default:
+				more = false
+			}
+		}
+		w.j.append(batch...) // an error sticks to w.j, for close to return
+	}
+}
+
+// close journals the cases still queued, closes the journal, and returns the first error in
+// journaling.
+func (w *journalWriter) close() error {
+	close(w.queue)
+	<-w.done
+	return errors.Join(w.j.err, w.j.close())
+}
 
 // journalState is what a journal holds: the campaign's parameters, the cases it journaled, and
 // the length of its intact part, after which a torn last line may follow.

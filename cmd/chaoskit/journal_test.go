@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,7 +97,9 @@ func TestJournalSurvivesCrashes(t *testing.T) {
 		t.Fatalf("the campaign should have both passes and failures: %+v", whole.Summary.Targets[0].Stats)
 	}
 	// journal writes the uninterrupted run's journal on disk through the fault layer, crashing
-	// at operation n, and returns how many cases it had appended and fsynced by then.
+	// at operation n, and returns how many cases it had appended and fsynced by then. It
+	// appends them in batches of 1, 2 and 3, as the journal writer's group commit does, so that
+	// a crash tears a write of one line or of several.
 	journal := func(disk *faults.Disk, n int) (synced int, crashed bool) {
 		fsys := faults.New(disk, &crashAt{n: n})
 		crashed = untilCrash(func() {
@@ -102,11 +107,15 @@ func TestJournalSurvivesCrashes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i := range whole.Cases {
-				if err := j.append(&whole.Cases[i]); err != nil {
+			for size := 1; synced < len(whole.Cases); size = size%3 + 1 {
+				var batch []*reports.Case
+				for i := synced; i < min(synced+size, len(whole.Cases)); i++ {
+					batch = append(batch, &whole.Cases[i])
+				}
+				if err := j.append(batch...); err != nil {
 					t.Fatal(err)
 				}
-				synced++
+				synced += len(batch)
 			}
 		})
 		return synced, crashed
@@ -164,10 +173,81 @@ func TestJournalSurvivesCrashes(t *testing.T) {
 			}
 		}
 	}
-	// Creating the directory and the header take 7 operations, each case 2.
-	if points != 7+2*len(whole.Cases) || tornTails == 0 {
-		t.Fatalf("%d crash points (want %d), %d torn tails", points, 7+2*len(whole.Cases), tornTails)
+	// Creating the directory and the header take 7 operations, each batch of cases 2.
+	batches := 0
+	for done, size := 0, 1; done < len(whole.Cases); size = size%3 + 1 {
+		done += size
+		batches++
 	}
+	if points != 7+2*batches || tornTails == 0 {
+		t.Fatalf("%d crash points (want %d), %d torn tails", points, 7+2*batches, tornTails)
+	}
+}
+
+// The journal writer journals every case it is given, in order, and reports an error in
+// writing the journal when it is closed.
+func TestJournalWriter(t *testing.T) {
+	disk := faults.NewDisk(faults.DiskOptions{})
+	j, err := journalCampaign(t).openJournal(runOptions{FS: disk, Dir: "D"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newJournalWriter(j)
+	var want []string
+	for i := range 3000 {
+		c := &reports.Case{ID: fmt.Sprint("t:kill@", i), Index: i}
+		want = append(want, c.ID)
+		w.add(c)
+	}
+	if err := w.close(); err != nil {
+		t.Fatal(err)
+	}
+	st := readState(t, disk)
+	var got []string
+	for _, c := range st.cases {
+		got = append(got, c.ID)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("journaled %d cases, want %d in order", len(got), len(want))
+	}
+
+	// The disk fills up at the first append, leaving room for one line and a bit: the error
+	// names the journal, and the line that fitted is journaled, however the cases were batched.
+	cases := make([]reports.Case, 10)
+	for i := range cases {
+		cases[i] = reports.Case{ID: fmt.Sprint("t:kill@", i), Index: i}
+	}
+	line, _ := json.Marshal(&cases[0])
+	disk = faults.NewDisk(faults.DiskOptions{})
+	fill := &fillAt{n: 2, bytes: int64(len(line) + 10)} // the header is the first write
+	if j, err = journalCampaign(t).openJournal(runOptions{FS: faults.New(disk, fill), Dir: "D"}); err != nil {
+		t.Fatal(err)
+	}
+	w = newJournalWriter(j)
+	for i := range cases {
+		w.add(&cases[i])
+	}
+	if err := w.close(); err == nil || !strings.Contains(err.Error(), "D/cases.jsonl: write D/cases.jsonl: no space left on device") {
+		t.Fatalf("close: %v", err)
+	}
+	if st := readState(t, disk); len(st.cases) != 1 {
+		t.Fatalf("%d cases journaled, want the one that fitted", len(st.cases))
+	}
+}
+
+// fillAt is an Injector that fills the disk at the nth write, leaving room for bytes more.
+type fillAt struct {
+	n, writes int
+	bytes     int64
+}
+
+func (f *fillAt) Inject(op faults.Op) *faults.Fault {
+	if op.Kind == faults.OpWrite {
+		if f.writes++; f.writes == f.n {
+			return &faults.Fault{Kind: faults.DiskFull, Bytes: f.bytes}
+		}
+	}
+	return nil
 }
 
 // writeLines writes a journal of the given lines into a new report directory.
