@@ -133,3 +133,9 @@ func ExampleSyncDir() {
 	// <nil>
 	// true
 }
+
+func ExampleStatFields() {
+	fmt.Println(reports.StatFields())
+	// Output:
+	// [cases passed failed unknown detected duplicates lost_effects phantom_effects state_mismatches work_lost_beats_mean work_lost_beats_max resume_beats_mean restarts model_calls_remade]
+}

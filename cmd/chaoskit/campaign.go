@@ -178,7 +178,7 @@ func (c *campaign) plan(runners []*harness.Runner, index map[string]int, done []
 	todo := make([][]faults.Schedule, len(runners))
 	for i, rn := range runners {
 		for k, s := range rn.Schedules() {
-			id := (&harness.Case{Target: c.targets[i].name, Schedule: s}).ID()
+			id := caseID(c.targets[i].name, s)
 			index[id] = k
 			if c.shard.Holds(k) {
 				have[id] = true
@@ -195,10 +195,15 @@ func (c *campaign) plan(runners []*harness.Runner, index map[string]int, done []
 	}
 	for i, ss := range todo {
 		todo[i] = slices.DeleteFunc(ss, func(s faults.Schedule) bool {
-			return skip[(&harness.Case{Target: c.targets[i].name, Schedule: s}).ID()]
+			return skip[caseID(c.targets[i].name, s)]
 		})
 	}
 	return todo, nil
+}
+
+// caseID returns the ID of the case of the target under schedule s, as the harness names it.
+func caseID(target string, s faults.Schedule) string {
+	return (&harness.Case{Target: target, Schedule: s}).ID()
 }
 
 // openJournal starts the campaign's journal, or reopens the one it resumes.

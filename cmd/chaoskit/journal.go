@@ -180,12 +180,14 @@ type journalState struct {
 }
 
 // readJournal reads the journal at path. A missing journal is an error wrapping fs.ErrNotExist.
+// A case journaled twice counts once.
 func readJournal(fsys afero.Fs, path string) (*journalState, error) {
 	b, err := afero.ReadFile(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("reading journal: %w", err)
 	}
 	st := &journalState{}
+	seen := map[string]bool{}
 	torn := 0 // the number of the first line that does not hold a case, if any
 	for n := 1; len(b) > 0; n++ {
 		line, rest, whole := bytes.Cut(b, []byte{'\n'})
@@ -204,7 +206,10 @@ func readJournal(fsys afero.Fs, path string) (*journalState, error) {
 		case ok && torn != 0:
 			return nil, fmt.Errorf("journal %s line %d: not a case, yet cases follow it", path, torn)
 		case ok:
-			st.cases = append(st.cases, c)
+			if !seen[c.ID] {
+				st.cases = append(st.cases, c)
+			}
+			seen[c.ID] = true
 			st.size += int64(len(line) + 1)
 		}
 	}

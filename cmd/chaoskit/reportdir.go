@@ -70,13 +70,15 @@ func writeReportDir(fsys afero.Fs, dir string, rep *reports.Report, formats map[
 		path := filepath.Join(dir, f.name)
 		var buf bytes.Buffer
 		err := f.write(rep, &buf)
-		if err == nil {
+		if err != nil {
+			err = fmt.Errorf("rendering %s: %w", path, err)
+		} else {
 			err = reports.WriteAtomic(aferoFS{fsys}, path, buf.Bytes())
 		}
 		if err == nil {
 			written = append(written, path)
 		} else if first == nil {
-			first = fmt.Errorf("%s: %w", path, err)
+			first = err
 		}
 	}
 	return written, first

@@ -110,15 +110,15 @@ func runRun(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := camp.run(context.Background(), runOptions{FS: c.fs, Dir: dir, Workers: *workers, Resume: resumed, Progress: c.progress()})
+	rep, journalErr := camp.run(context.Background(), runOptions{FS: c.fs, Dir: dir, Workers: *workers, Resume: resumed, Progress: c.progress()})
 	if rep == nil {
-		return err
+		return journalErr
 	}
 	if err := c.publish(rep, dir, formats, printSummary); err != nil {
 		return err
 	}
-	if err != nil { // the journal failed: the report is whole, but the campaign could not have been resumed
-		return err
+	if journalErr != nil { // the report is whole, but the campaign could not have been resumed
+		return journalErr
 	}
 	return judge(rep, g, c.stdout)
 }
