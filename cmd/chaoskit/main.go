@@ -113,7 +113,7 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "chaoskit: %s\n", oneLine(ue.msg))
+		fmt.Fprintf(stderr, "chaoskit: %s\n", oneLine(err.Error())) // with what wraps it
 		return exitUsage
 	case errors.As(err, &ee):
 		if ee.msg != "" {
