@@ -1,12 +1,16 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -359,4 +363,38 @@ func TestHelp(t *testing.T) {
 	}
 	_, out, _ = chaoskit(t, "run", "-h")
 	wantIn(t, "run -h", out, "-target", "-resume", "-shard", "-gate", "-format")
+}
+
+// The exit code follows the verdicts: 1 if a case failed, else 3 if one is unknown, else 0; a
+// target that is not deterministic cannot be decided (3).
+func TestExitCodes(t *testing.T) {
+	report := func(verdicts ...reports.Verdict) *reports.Report {
+		r := &reports.Report{}
+		for _, v := range verdicts {
+			r.Cases = append(r.Cases, reports.Case{Target: "t", Verdict: v})
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		rep  *reports.Report
+		code int
+		msg  string
+	}{
+		{report(reports.Pass, reports.Pass), exitOK, ""},
+		{report(reports.Pass, reports.Unknown), exitUnknown, "chaoskit: 1 of 2 cases could not be decided\n"},
+		{report(reports.Unknown, reports.Fail, reports.Pass), exitFail, "chaoskit: 1 of 3 cases failed\n"},
+		{report(), exitOK, ""},
+	} {
+		var stderr strings.Builder
+		if code := exitCode(judge(tc.rep, nil, io.Discard), &stderr); code != tc.code || stderr.String() != tc.msg {
+			t.Errorf("%d cases: exit %d, stderr %q; want %d, %q", len(tc.rep.Cases), code, stderr.String(), tc.code, tc.msg)
+		}
+	}
+	err := targetError(fmt.Errorf("reference: %w: beat 3 differs", harness.ErrNondeterministic))
+	if code := exitCode(err, io.Discard); code != exitUnknown {
+		t.Errorf("a nondeterministic target: exit %d", code)
+	}
+	if code := exitCode(targetError(errors.New("golden run failed")), io.Discard); code != exitUsage {
+		t.Errorf("a target whose golden run fails: exit %d", code)
+	}
 }
