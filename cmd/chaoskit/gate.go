@@ -41,7 +41,7 @@ func runGate(c *cli, args []string) error {
 	if g, err = parseGate(*expr, campaignOptions(rep)); err != nil {
 		return usageError{err.Error()}
 	}
-	var failed []error
+	var failed []string
 	if *baseline != "" {
 		old, err := loadReport(*baseline)
 		if err != nil {
@@ -52,22 +52,18 @@ func runGate(c *cli, args []string) error {
 			fmt.Fprintf(c.stdout, "regression: %s\n", r)
 		}
 		if len(regressions) > 0 {
-			failed = append(failed, fmt.Errorf("%d regressions against %s", len(regressions), *baseline))
+			failed = append(failed, fmt.Sprintf("%d regressions against %s", len(regressions), *baseline))
 		} else {
 			fmt.Fprintf(c.stdout, "no regression against %s\n", *baseline)
 		}
 	}
 	if g != nil {
 		if err := g.verdict(rep, c.stdout); err != nil {
-			failed = append(failed, err)
+			failed = append(failed, err.Error())
 		}
 	}
 	if len(failed) > 0 {
-		msgs := make([]string, len(failed))
-		for i, err := range failed {
-			msgs[i] = err.Error()
-		}
-		return exitError{exitFail, strings.Join(msgs, "; ")}
+		return exitError{exitFail, strings.Join(failed, "; ")}
 	}
 	return nil
 }

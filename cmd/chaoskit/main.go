@@ -10,7 +10,7 @@
 //	chaoskit gate [--baseline OLD.json [--tolerance LIST]] [--gate EXPR] NEW.json
 //	chaoskit merge --out DIR SHARD_DIR...
 //	chaoskit targets | faults
-//	chaoskit demo [--out DIR] [--seed N]
+//	chaoskit demo [--out DIR] [--seed N] [--faults LIST]
 //
 // Flags may come before or after the positional arguments. Exit codes: 0 everything held (or
 // the gate did), 1 a property was violated (or the gate failed), 2 a usage or input error, 3 a
@@ -52,8 +52,8 @@ type exitError struct {
 
 func (e exitError) Error() string { return e.msg }
 
-// cli is what a command runs in: its output streams, whether stdout is a terminal (for the
-// progress bar), the filesystem its files go to, and the clock.
+// cli is what a command runs in: its output streams, whether stdout is a terminal, the
+// filesystem its files go to, and the clock the progress bar reads.
 type cli struct {
 	stdout, stderr io.Writer
 	terminal       bool

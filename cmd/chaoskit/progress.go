@@ -33,7 +33,7 @@ func (c *cli) progress() *progress {
 	if !c.terminal {
 		return nil
 	}
-	return newProgress(c.stderr, time.Now)
+	return newProgress(c.stderr, c.now)
 }
 
 // start draws the bar for the first time.
