@@ -135,7 +135,10 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 	}
 
 	fx := compareEffects(golden.Effects, faulty.Effects)
-	v.Metrics.Duplicates, v.Metrics.LostEffects, v.Metrics.PhantomEffects = fx.dup, fx.lost, fx.phantom
+	v.Metrics.Duplicates, v.Metrics.PhantomEffects = fx.dup, fx.phantom
+	if completed { // a run that stopped short lost the rest of its effects by stopping
+		v.Metrics.LostEffects = fx.lost
+	}
 	v.DuplicatesByTool = fx.dupByTool
 	if fx.dup > 0 {
 		v.fail(NoDuplicateEffects, fx.detail(fx.dups))

@@ -95,7 +95,7 @@ type Metrics struct {
 	WorkLostBeats  int  `json:"work_lost_beats"` // golden beats done again after crashes
 	ResumeBeats    int  `json:"resume_beats"`    // beats from restarts back to the progress the crashes interrupted
 	Duplicates     int  `json:"duplicates"`      // effect applications beyond the golden run's
-	LostEffects    int  `json:"lost_effects"`    // golden effect applications that never happened
+	LostEffects    int  `json:"lost_effects"`    // golden effect applications that never happened, in a run that completed
 	PhantomEffects int  `json:"phantom_effects"` // applications of effects the golden run never made
 	StateMismatch  bool `json:"state_mismatch"`  // the final durable state differs from the golden run's
 	// ModelCallsRemade counts model calls made again after restarts, beyond the golden run's:

@@ -18,17 +18,18 @@ func printSummary(w io.Writer, rep *reports.Report) {
 }
 
 // printTable prints a row per target of rep, under the heading what, with verdict(t) in the
-// last column.
+// last column. "work lost" is the mean of golden beats done again per case; "model calls" the
+// model calls made again, in all, which is what work lost costs in tokens.
 func printTable(w io.Writer, rep *reports.Report, what string, verdict func(t *reports.TargetSummary) string) {
 	width := 28
 	for _, t := range rep.Summary.Targets {
 		width = max(width, len(t.Target))
 	}
-	fmt.Fprintf(w, "%-*s %6s %9s %11s %6s %9s %10s  %s\n", width, what, "cases", "survived", "duplicates", "lost", "mismatch", "work lost", "verdict")
+	fmt.Fprintf(w, "%-*s %6s %11s %11s %6s %9s %10s %12s  %s\n", width, what, "cases", "survived", "duplicates", "lost", "mismatch", "work lost", "model calls", "verdict")
 	for i := range rep.Summary.Targets {
 		t := &rep.Summary.Targets[i]
-		fmt.Fprintf(w, "%-*s %6d %9s %11d %6d %9d %10.2f  %s\n", width, t.Target, t.Cases,
-			fmt.Sprintf("%d/%d", t.Passed, t.Cases), t.Duplicates, t.LostEffects, t.StateMismatches, t.WorkLostBeatsMean, verdict(t))
+		fmt.Fprintf(w, "%-*s %6d %11s %11d %6d %9d %10.2f %12d  %s\n", width, t.Target, t.Cases,
+			fmt.Sprintf("%d/%d", t.Passed, t.Cases), t.Duplicates, t.LostEffects, t.StateMismatches, t.WorkLostBeatsMean, t.ModelCallsRemade, verdict(t))
 	}
 }
 
