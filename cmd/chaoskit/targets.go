@@ -58,8 +58,12 @@ func runTargets(c *cli, args []string) error {
 	if err := c.noArguments("targets", args); err != nil {
 		return err
 	}
+	width := 0
 	for _, t := range registry() {
-		fmt.Fprintf(c.stdout, "%-26s %s\n", t.name, t.summary)
+		width = max(width, len(t.name))
+	}
+	for _, t := range registry() {
+		fmt.Fprintf(c.stdout, "%-*s  %s\n", width, t.name, t.summary)
 	}
 	return nil
 }
