@@ -22,7 +22,8 @@ import (
 //   - Corrupt keeps everything, like Kill, then flips one bit of one byte that had reached the
 //     disk, in a file chosen by rng.
 //
-// After any crash everything on the disk is durable: the next process starts from it.
+// After a power loss or a torn write, everything left is durable. After a kill or a corruption
+// the page cache stays as it was, dirty bytes and all: a later power loss can still take them.
 func (d *Disk) Crash(f Fault, rng *rand.Rand) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -48,11 +49,11 @@ func (d *Disk) tornCandidate() *inode {
 	return c
 }
 
-// tearPoint returns where a sector-aligned tear of w falls: the last sector boundary inside
-// the write, or its start if it lies within one sector.
+// tearPoint returns where a sector-aligned tear of w falls: the last sector boundary strictly
+// inside the write, or its start if it lies within one sector.
 func (d *Disk) tearPoint(w *lastWrite) int64 {
 	end := w.off + int64(w.n)
-	tp := end / d.sector * d.sector
+	tp := (end - 1) / d.sector * d.sector
 	return max(tp, w.off)
 }
 

@@ -24,14 +24,16 @@ import (
 // A Disk can log its operations (StartLog) so that the state after any prefix of them can be
 // rebuilt (Replay) without re-running the program that produced them.
 type Disk struct {
-	mu     sync.Mutex
-	root   *inode
-	inodes []*inode // by number; the op log refers to inodes by number
-	seq    uint64   // counts data writes, to find the last un-fsynced one
-	now    func() time.Time
-	log    []diskOp
-	logged bool
-	sector int64
+	mu      sync.Mutex
+	root    *inode
+	inodes  []*inode // by number; the op log refers to inodes by number
+	seq     uint64   // counts data writes, to find the last un-fsynced one
+	now     func() time.Time
+	log     []diskOp
+	logged  bool
+	sector  int64
+	flips   int  // bits flipped by corruption
+	mutated bool // something was ever changed
 }
 
 // DiskOptions configures a Disk. The zero value is valid.

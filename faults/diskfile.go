@@ -119,6 +119,9 @@ func (f *diskFile) Write(p []byte) (int, error) {
 	if f.flag&os.O_APPEND != 0 {
 		f.off = int64(len(f.n.data))
 	}
+	if len(p) == 0 {
+		return 0, nil // an empty write changes nothing, not even the size
+	}
 	f.d.apply(diskOp{kind: opWrite, ino: f.n.ino, off: f.off, data: p, at: f.d.now()})
 	f.off += int64(len(p))
 	return len(p), nil
@@ -135,6 +138,9 @@ func (f *diskFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	if off < 0 {
 		return 0, perr("writeat", f.name, syscall.EINVAL)
+	}
+	if len(p) == 0 {
+		return 0, nil
 	}
 	f.d.apply(diskOp{kind: opWrite, ino: f.n.ino, off: off, data: p, at: f.d.now()})
 	return len(p), nil

@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"fmt"
 	"io/fs"
 	"maps"
 	"time"
@@ -56,6 +57,7 @@ func (d *Disk) record(op diskOp) {
 
 // exec performs op.
 func (d *Disk) exec(op diskOp) *inode {
+	d.mutated = true
 	switch op.kind {
 	case opCreate, opMkdir:
 		dir, base, _ := d.parent(op.path)
@@ -112,6 +114,7 @@ func (d *Disk) exec(op diskOp) *inode {
 		n.durable = n.data[:len(n.data):len(n.data)]
 		n.shared, n.dirty, n.last = true, false, nil
 	case opFlip:
+		d.flips++
 		n := d.inodes[op.ino]
 		n.unshare(op.off) // op.off < len(durable): data gets its own bytes
 		n.data[op.off] ^= op.data[0]
@@ -187,10 +190,21 @@ func (d *Disk) resize(n *inode, size int64, at time.Time) {
 	n.dirty, n.last, n.mtime = true, nil, at
 }
 
-// StartLog makes the disk log every mutation from now on, for Replay.
+// Flips returns how many bits corruption has flipped on the disk.
+func (d *Disk) Flips() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.flips
+}
+
+// StartLog makes the disk log every mutation, for Replay. It panics if the disk has already
+// been changed: a log that misses its beginning could not be replayed.
 func (d *Disk) StartLog() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.mutated && !d.logged {
+		panic("faults: Disk.StartLog after the disk was changed; call it on a new disk")
+	}
 	d.logged = true
 }
 
@@ -206,11 +220,15 @@ func (d *Disk) LogLen() int {
 // are taken from d. It panics if d was not logging or n is out of range.
 func (d *Disk) Replay(n int, opts DiskOptions) *Disk {
 	d.mu.Lock()
-	ops := d.log[:n:n]
 	if !d.logged {
 		d.mu.Unlock()
 		panic("faults: Disk.Replay on a disk that never called StartLog")
 	}
+	if n < 0 || n > len(d.log) {
+		d.mu.Unlock()
+		panic(fmt.Sprintf("faults: Disk.Replay(%d) of a log of %d mutations", n, len(d.log)))
+	}
+	ops := d.log[:n:n]
 	d.mu.Unlock()
 	if opts.Now == nil {
 		opts.Now = d.now

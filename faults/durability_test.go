@@ -550,3 +550,86 @@ func TestOverwriteAfterFsyncIsNotDurable(t *testing.T) {
 		t.Fatalf("after power loss f = %q, want the fsynced 0123456789", got)
 	}
 }
+
+// A write of whole sectors tears at its last inner boundary; a one-sector write cannot tear.
+func TestTornWriteOfWholeSectors(t *testing.T) {
+	d := faults.NewDisk(faults.DiskOptions{})
+	writeSynced(t, d, "db", "")
+	syncPath(t, d, "")
+	f, _ := d.OpenFile("db", os.O_WRONLY, 0)
+	f.Write(bytes.Repeat([]byte("p"), 1024)) // two sectors, not fsynced
+	if !d.Tearable("prefix") {
+		t.Fatal("a two-sector write is not tearable")
+	}
+	d.Crash(faults.Fault{Kind: faults.Torn}, nil)
+	if got := tree(t, d)["db"]; len(got) != 512 {
+		t.Fatalf("torn two-sector write left %d bytes, want the first sector (512)", len(got))
+	}
+	d = faults.NewDisk(faults.DiskOptions{})
+	writeSynced(t, d, "db", "")
+	syncPath(t, d, "")
+	f, _ = d.OpenFile("db", os.O_WRONLY, 0)
+	f.Write(bytes.Repeat([]byte("p"), 512))
+	if d.Tearable("prefix") {
+		t.Fatal("a one-sector write is tearable")
+	}
+}
+
+func TestEmptyWriteChangesNothing(t *testing.T) {
+	d := faults.NewDisk(faults.DiskOptions{})
+	f, _ := d.Create("f")
+	f.Seek(100, 0)
+	if n, err := f.Write(nil); n != 0 || err != nil {
+		t.Fatalf("Write(nil) = %d, %v", n, err)
+	}
+	if fi, _ := d.Stat("f"); fi.Size() != 0 {
+		t.Fatalf("an empty write past the end made the file %d bytes", fi.Size())
+	}
+}
+
+// Replaying a log that misses its beginning is refused at once, clearly.
+func TestReplayMisuse(t *testing.T) {
+	for name, f := range map[string]func(){
+		"late StartLog": func() {
+			d := faults.NewDisk(faults.DiskOptions{})
+			d.Mkdir("x", 0o755)
+			d.StartLog()
+		},
+		"Replay past the log": func() {
+			d := faults.NewDisk(faults.DiskOptions{})
+			d.StartLog()
+			d.Replay(5, faults.DiskOptions{})
+		},
+	} {
+		func() {
+			defer func() {
+				if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "faults: Disk.") {
+					t.Errorf("%s: panic %v, want a clear message", name, p)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// Replay rebuilds torn writes and corruption exactly: crashing a disk, and replaying its log,
+// give the same tree.
+func TestReplayRebuildsCrashes(t *testing.T) {
+	for _, k := range []faults.Fault{{Kind: faults.Torn, Mode: "garbage"}, {Kind: faults.Torn}, {Kind: faults.Corrupt}} {
+		d := appendLogged(t)
+		d.Crash(k, rand.New(rand.NewPCG(3, 3)))
+		if got, want := tree(t, d.Replay(d.LogLen(), faults.DiskOptions{})), tree(t, d); !equalTrees(got, want) {
+			t.Errorf("%s: replay %v, disk %v", k.Kind, got, want)
+		}
+	}
+}
+
+func appendLogged(t *testing.T) *faults.Disk {
+	d := faults.NewDisk(faults.DiskOptions{})
+	d.StartLog()
+	writeSynced(t, d, "wal", strings.Repeat("a", 400))
+	syncPath(t, d, "")
+	f, _ := d.OpenFile("wal", os.O_WRONLY|os.O_APPEND, 0)
+	f.Write(bytes.Repeat([]byte("b"), 300))
+	return d
+}

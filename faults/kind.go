@@ -19,7 +19,8 @@ const (
 	// it reaches the disk, or (mode garbage) its tail reads back as garbage.
 	Torn Kind = "torn"
 	// DiskFull fills the disk at a write beat: the write lands only up to a byte budget and fails
-	// with ENOSPC, and so does every later write of that process.
+	// with ENOSPC, and so does every later write of that process that needs more space (an
+	// overwrite in place still succeeds). A restarted process finds space again.
 	DiskFull Kind = "diskfull"
 	// FsyncFail fails an fsync with EIO and drops the file's dirty pages, as Linux does: a retried
 	// fsync then succeeds without the data ever reaching the disk.

@@ -79,6 +79,25 @@ func (s Schedule) String() string {
 	return b.String()
 }
 
+// Validate reports what is wrong with s, if anything: what ParseSchedule would refuse in its
+// text form (an unknown kind, beats not strictly increasing, a lease without a duration), or an
+// argument its kind does not take.
+func (s Schedule) Validate() error {
+	back, err := ParseSchedule(s.String())
+	if err != nil {
+		return err
+	}
+	if len(back) != len(s) {
+		return fmt.Errorf("schedule %q: %d faults written as %d", s, len(s), len(back))
+	}
+	for i := range s {
+		if back[i] != s[i] {
+			return fmt.Errorf("schedule %q: fault %d (%+v) has an argument its kind does not take", s, i, s[i])
+		}
+	}
+	return nil
+}
+
 // Kinds returns the distinct kinds in s, in order of first appearance.
 func (s Schedule) Kinds() []Kind {
 	var ks []Kind

@@ -136,3 +136,21 @@ func TestParseKinds(t *testing.T) {
 		t.Fatalf("ParseKinds(kill,meteor) = %v", err)
 	}
 }
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		s    faults.Schedule
+		want string
+	}{
+		{faults.Schedule{{Kind: faults.Kill, Beat: 4}, {Kind: faults.Lease, Beat: 9, Dur: time.Minute}}, ""},
+		{faults.Schedule{{Kind: faults.Kill, Beat: 40}, {Kind: faults.Kill, Beat: 10}}, "beat 10 is not after beat 40"},
+		{faults.Schedule{{Kind: faults.Lease, Beat: 3}}, "positive duration"},
+		{faults.Schedule{{Kind: "meteor", Beat: 3}}, `unknown fault kind "meteor"`},
+		{faults.Schedule{{Kind: faults.Kill, Beat: 3, Bytes: 7}}, "an argument its kind does not take"},
+	} {
+		err := tc.s.Validate()
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate(%v) = %v, want %q", tc.s, err, tc.want)
+		}
+	}
+}
