@@ -3,6 +3,7 @@ package oracle
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -30,9 +31,12 @@ type Observation struct {
 	Err string
 	// Undecided, when set, says why the run cannot be judged (the target hung, say).
 	Undecided string
-	// Unrecoverable says that a fault destroyed durable data (a corruption) during the run, so
-	// that stopping with an error is an acceptable, loud outcome.
+	// Unrecoverable says that a fault destroyed durable data (a corruption flipped a bit)
+	// during the run, so that stopping with an error is an acceptable, loud outcome.
 	Unrecoverable bool
+	// Stopped says the run ended because its last process returned an error or panicked,
+	// rather than being given up by the harness (stuck, looping, out of restarts).
+	Stopped bool
 	// Result is what the last process returned.
 	Result any
 	// State is the durable state read back after the run; StateErr says why it could not be.
@@ -127,7 +131,7 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 	}
 
 	completed := faulty.Completed
-	if !completed && faulty.Unrecoverable {
+	if !completed && faulty.Unrecoverable && faulty.Stopped {
 		v.Detected = faulty.Err
 	}
 	if !completed && v.Detected == "" {
@@ -154,12 +158,8 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 		if fx.lost > 0 {
 			v.fail(NoLostEffects, fx.detail(fx.losts))
 		}
-		if !v.compare(SameResult, "result", golden.Result, faulty.Result, "", opts.Compare) {
-			return v
-		}
-		if !v.compare(SameState, "state", golden.State, faulty.State, faulty.StateErr, opts.Compare) {
-			return v
-		}
+		v.compare(SameResult, "result", golden.Result, faulty.Result, "", opts.Compare)
+		v.compare(SameState, "state", golden.State, faulty.State, faulty.StateErr, opts.Compare)
 	}
 
 	v.Metrics.ModelCallsRemade = remade(golden.ModelCalls, faulty.ModelCalls)
@@ -177,6 +177,8 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 	switch {
 	case len(v.Violations) > 0:
 		v.Verdict = reports.Fail
+	case v.Reason != "":
+		v.Verdict = reports.Unknown
 	default:
 		v.Verdict = reports.Pass
 	}
@@ -191,21 +193,23 @@ func (v *Verdict) skip(property, why string) {
 	v.NotChecked = append(v.NotChecked, property+": "+why)
 }
 
-// compare checks one of same-result and same-state. It returns false, with the verdict set to
-// unknown, when the values cannot be compared.
-func (v *Verdict) compare(property, what string, golden, faulty any, readErr string, opts []cmp.Option) (ok bool) {
+// compare checks one of same-result and same-state. Values it cannot compare leave the
+// property unchecked, with the reason; the case is then unknown unless something else failed.
+func (v *Verdict) compare(property, what string, golden, faulty any, readErr string, opts []cmp.Option) {
 	if readErr != "" {
 		v.fail(property, "the "+what+" could not be read back: "+readErr)
 		if property == SameState {
 			v.Metrics.StateMismatch = true
 		}
-		return true
+		return
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			v.Verdict = reports.Unknown
-			v.Reason = fmt.Sprintf("cannot compare %ss: %v (give the target go-cmp options)", what, p)
-			ok = false
+			why := fmt.Sprintf("cannot compare %ss: %v (give the target go-cmp options)", what, p)
+			v.skip(property, why)
+			if v.Reason == "" {
+				v.Reason = why
+			}
 		}
 	}()
 	if d := diff(golden, faulty, opts); d != "" {
@@ -217,7 +221,6 @@ func (v *Verdict) compare(property, what string, golden, faulty any, readErr str
 			v.Metrics.StateMismatch = true
 		}
 	}
-	return true
 }
 
 // diff is cmp.Diff with its output made stable: go-cmp picks, once per process, whether to pad
@@ -226,12 +229,17 @@ func (v *Verdict) compare(property, what string, golden, faulty any, readErr str
 //
 // Identical values are equal whatever the options, so reflect.DeepEqual answers first: go-cmp,
 // which is slow, runs only when there is a difference to explain or an option to apply.
+// Addresses that go-cmp prints for pointers, channels and functions are replaced too: they
+// differ from run to run.
 func diff(x, y any, opts []cmp.Option) string {
 	if reflect.DeepEqual(x, y) {
 		return ""
 	}
-	return strings.ReplaceAll(cmp.Diff(x, y, opts...), "\u00a0", " ")
+	d := strings.ReplaceAll(cmp.Diff(x, y, opts...), "\u00a0", " ")
+	return address.ReplaceAllString(d, "0x…")
 }
+
+var address = regexp.MustCompile(`0x[0-9a-f]{6,}`)
 
 // remade counts the faulty run's model calls beyond the golden run's, purpose by purpose.
 func remade(golden, faulty []string) int {

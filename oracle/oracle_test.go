@@ -66,13 +66,29 @@ func TestStateDiffIsGoldenMinusFaultyPlus(t *testing.T) {
 
 type opaque struct{ hidden int }
 
-// Values go-cmp cannot compare make the verdict unknown, saying why, not a panic.
+// Values go-cmp cannot compare make the verdict unknown, saying why, not a panic; a violation
+// found besides still fails the case.
 func TestIncomparableStateIsUnknown(t *testing.T) {
 	g, f := done(nil), done(nil)
 	g.State, f.State = opaque{1}, opaque{2}
 	v := oracle.Check(g, f, oracle.Options{})
-	if v.Verdict != reports.Unknown || !strings.Contains(v.Reason, "cannot compare states") {
-		t.Fatalf("verdict %s reason %q", v.Verdict, v.Reason)
+	if v.Verdict != reports.Unknown || !strings.Contains(v.Reason, "cannot compare states") || len(v.NotChecked) != 2 {
+		t.Fatalf("verdict %s reason %q not checked %q", v.Verdict, v.Reason, v.NotChecked)
+	}
+	f.Effects = effects("po {a}")
+	if v := oracle.Check(g, f, oracle.Options{}); v.Verdict != reports.Fail || props(v) != "no-phantom-effects" {
+		t.Fatalf("with a phantom effect too: verdict %s, violations %q", v.Verdict, props(v))
+	}
+}
+
+// Addresses go-cmp prints differ from run to run; the diff leaves them out.
+func TestDiffsLeaveOutAddresses(t *testing.T) {
+	type node struct{ Next *node }
+	g, f := done(nil), done(nil)
+	g.State, f.State = &node{}, &node{Next: &node{}}
+	v := oracle.Check(g, f, oracle.Options{})
+	if strings.Contains(v.Diff, "0x") && !strings.Contains(v.Diff, "0x…") {
+		t.Fatalf("diff keeps an address:\n%s", v.Diff)
 	}
 }
 
@@ -83,8 +99,13 @@ func TestNotCompletingSkipsComparisons(t *testing.T) {
 	if props(v) != "completes" || len(v.NotChecked) != 4 || !strings.HasPrefix(v.NotChecked[1], "same-state: the run did not complete") {
 		t.Fatalf("violations %q not checked %q", props(v), v.NotChecked)
 	}
-	// After a corruption, stopping loudly is acceptable: it is reported as detected.
+	// After a corruption, stopping loudly is acceptable: it is reported as detected. Being
+	// given up by the harness (stuck, looping) is not stopping loudly.
 	f.Unrecoverable = true
+	if v = oracle.Check(done(effects("po {a}")), f, oracle.Options{}); v.Verdict != reports.Fail {
+		t.Fatalf("a run given up after a corruption: verdict %s detected %q", v.Verdict, v.Detected)
+	}
+	f.Stopped = true
 	v = oracle.Check(done(effects("po {a}")), f, oracle.Options{})
 	if v.Verdict != reports.Pass || v.Detected == "" {
 		t.Fatalf("verdict %s detected %q", v.Verdict, v.Detected)
