@@ -29,7 +29,8 @@ const maxReported = 3
 //
 // In Exhaustive mode (the default) it runs every case of the campaign. In Random mode it lets
 // rapid draw schedules of up to Options.MaxFaults faults and shrink a failure to the smallest
-// schedule that still fails; rapid's own seed then governs the draws (-rapid.seed), and its
+// schedule that still fails; rapid's own seed then governs the draws (-rapid.seed), rapid's
+// -rapid.checks the number of cases (Options.Cases, OnCase and Progress are not used), and its
 // failure output ends with the shrunk case. Either way, -chaoskit.schedule='kill@4,power@9' runs
 // just that schedule and -chaoskit.seed overrides Options.Seed. Options.Name defaults to the
 // test's name.
@@ -135,6 +136,10 @@ func drawSchedule(rt *rapid.T, rn *Runner) faults.Schedule {
 			if m := rapid.IntRange(0, len(info.Modes)-1).Draw(rt, "mode"); m > 0 {
 				f.Mode = info.Modes[m]
 			}
+		case faults.DurationArg:
+			f.Dur = rapid.SampledFrom(rn.o.LeasePauses).Draw(rt, "pause")
+		case faults.WorkerArg:
+			f.Worker = rapid.IntRange(0, rn.o.FleetReplicas).Draw(rt, "worker")
 		}
 		s[i] = f
 	}

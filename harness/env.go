@@ -71,14 +71,19 @@ func (e *Env) Sleep(ctx context.Context, d time.Duration) error {
 
 // WithTimeout returns a copy of parent that is done once d of virtual time has passed, with
 // context.DeadlineExceeded: the deadline to give tool and model calls, since a wall-clock
-// deadline would never pass in virtual time.
+// deadline would never pass in virtual time. A context derived from it is cancelled with it;
+// its Err is then context.Canceled, and its context.Cause context.DeadlineExceeded.
 func (e *Env) WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	e.alive()
 	ctx, cancel := context.WithCancelCause(parent)
 	at := e.r.clock.Now().Add(d)
-	seq := e.r.addTimer(at, func() { cancel(context.DeadlineExceeded) })
+	seq := e.r.addTimer(e.p, at, func() { cancel(context.DeadlineExceeded) })
 	return &vctx{Context: ctx, deadline: at}, func() {
-		e.r.removeTimer(seq)
+		select {
+		case <-e.p.dead: // the runner dropped the process's timers
+		default:
+			e.r.removeTimer(seq)
+		}
 		cancel(context.Canceled)
 	}
 }
@@ -308,12 +313,14 @@ func (e *Env) alive() {
 // or a switch returns once the thread has the baton again.
 func (e *Env) beat(b Beat) (int, *faults.Fault) {
 	e.alive()
+	r, p := e.r, e.p
+	r.mu.Lock()
+	r.progress++
 	if e.bare {
+		r.mu.Unlock()
 		return -1, nil
 	}
-	r, p := e.r, e.p
 	b.Worker, b.Attempt = p.slot.id, p.attempt
-	r.mu.Lock()
 	idx := len(r.beats)
 	r.beats = append(r.beats, b)
 	if r.rec != nil {

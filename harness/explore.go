@@ -62,8 +62,12 @@ func (rn *Runner) Schedules() []faults.Schedule {
 			out = append(out, faults.Schedule{f})
 		}
 	}
-	if rn.o.Cases > 0 && len(out) > rn.o.Cases {
-		out = out[:rn.o.Cases]
+	if n := rn.o.Cases; n > 0 && len(out) > n {
+		sample := make([]faults.Schedule, n) // evenly, so that every kind keeps its share
+		for i := range sample {
+			sample[i] = out[i*len(out)/n]
+		}
+		out = sample
 	}
 	return out
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
-	"github.com/chaoskit/chaoskit/reports"
+	"github.com/spf13/afero"
 )
 
 func golden(t *testing.T, target harness.Target, opts harness.Options) *harness.Case {
@@ -234,11 +234,13 @@ func TestLeaseFaultFreezesAWorker(t *testing.T) {
 
 // A deploy restarts every worker; a switch hands the baton to the other worker.
 func TestDeployAndSwitch(t *testing.T) {
-	var starts []string
+	var starts, events []string
 	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 		starts = append(starts, fmt.Sprintf("w%d.p%d", env.Worker(), env.Attempt()))
-		env.Mark("one")
-		env.Mark("two")
+		for _, m := range []string{"one", "two"} {
+			env.Mark(m)
+			events = append(events, fmt.Sprintf("w%d:%s", env.Worker(), m))
+		}
 		return nil, nil
 	}}
 	rn := newRunner(t, target, harness.Options{Replicas: 2, NoDerive: true})
@@ -247,9 +249,70 @@ func TestDeployAndSwitch(t *testing.T) {
 	if c.Verdict.Metrics.Restarts != 2 || len(starts) < 3 {
 		t.Fatalf("deploy: %d restarts, processes %v", c.Verdict.Metrics.Restarts, starts)
 	}
-	starts = nil
-	c = rn.Run(faults.Schedule{{Kind: faults.Switch, Beat: 0}})
-	if len(c.Beats) != 0 && c.Verdict.Verdict != reports.Pass {
-		t.Fatalf("%s", c)
+	// Without a switch, the worker that starts runs to its end; a switch at its first beat
+	// hands the baton to the other one at once.
+	order := func(s faults.Schedule) string {
+		events = nil
+		rn.Run(s)
+		return strings.Join(events, " ")
 	}
+	plain, switched := order(nil), order(faults.Schedule{{Kind: faults.Switch, Beat: 0}})
+	first := plain[:2]
+	if !strings.HasPrefix(plain, first+":one "+first+":two") || strings.HasPrefix(switched, first+":one") || len(switched) != len(plain) {
+		t.Fatalf("without a switch %q; with one at beat 0 %q", plain, switched)
+	}
+}
+
+// A panic in a thread started with Go ends the process, as in a real one: it is not swallowed.
+func TestThreadPanicEndsTheProcess(t *testing.T) {
+	_, err := harness.NewRunner(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		env.Go(func(ctx context.Context) {
+			var m map[string]int
+			m["boom"]++
+		})
+		return nil, env.Sleep(ctx, time.Second)
+	}}, harness.Options{Name: "threaded"})
+	if err == nil || !strings.Contains(err.Error(), "golden run panicked: assignment to entry in nil map") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// Fencing tokens come from one counter for every lease, so a run's token is never taken for a
+// stale one because another run's lease was acquired more often.
+func TestFencingTokensAreGlobal(t *testing.T) {
+	c := golden(t, harness.Func{
+		ToolList: []harness.Tool{{Name: "pay", Contract: harness.NotIdempotent, Fenced: true}},
+		RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+			a1, _ := env.Acquire(ctx, "run-a", time.Minute)
+			env.Release(ctx, a1)
+			a2, _ := env.Acquire(ctx, "run-a", time.Minute)
+			b, _ := env.Acquire(ctx, "run-b", time.Minute)
+			env.Call(ctx, harness.Call{Tool: "pay", Args: "a", Fence: a2.Token})
+			_, err := env.Call(ctx, harness.Call{Tool: "pay", Args: "b", Fence: b.Token})
+			return fmt.Sprint(err), nil
+		},
+	}, harness.Options{})
+	if c.Result != "<nil>" {
+		t.Fatalf("run b's current token was fenced off: %v", c.Result)
+	}
+}
+
+// A bare run is judged by its progress, not its beats (it has none): a long one is not hung.
+func TestRunBare(t *testing.T) {
+	res, err := harness.RunBare(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		for i := 0; i < 40; i++ {
+			time.Sleep(10 * time.Millisecond) // real work between Env calls
+			env.Mark("step")
+		}
+		return "done", nil
+	}}, afero.NewMemMapFs(), harness.Options{Timeout: 300 * time.Millisecond})
+	if res != "done" || err != nil {
+		t.Fatalf("RunBare = %v, %v", res, err)
+	}
+	defer func() {
+		if p := recover(); p == nil {
+			t.Fatal("RunBare with a nil filesystem did not panic")
+		}
+	}()
+	harness.RunBare(harness.Func{}, nil, harness.Options{})
 }

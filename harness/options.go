@@ -49,7 +49,7 @@ type Options struct {
 	// Mode chooses the schedules; the default is Exhaustive.
 	Mode Mode
 	// Cases is, in Random mode, how many schedules to run (default 100); in Exhaustive mode, at
-	// most how many cases to run (default all).
+	// most how many cases to run, taken evenly across the whole list (default all).
 	Cases int
 	// MaxFaults is, in Random mode, the most faults in one schedule (default 3).
 	MaxFaults int

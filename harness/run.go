@@ -35,7 +35,8 @@ type run struct {
 	world  *World
 	clock  *faults.Clock
 	rec    *recorder // set while recording a golden run
-	rng    *rand.Rand
+	pcg    *rand.PCG  // the scheduler's seeded source...
+	rng    *rand.Rand // ...and its choices
 	bare   afero.Fs // set for a bare run: processes use it directly, without beats or faults
 
 	mu         sync.Mutex // guards beats and the world against a thread the runner gave up on
@@ -43,6 +44,7 @@ type run struct {
 	notes      map[int]string // what happened at a beat: what a crash did, how a process ended
 	maxBeats   int            // beats after which a run counts as never ending
 	overBudget bool
+	progress   int // Env calls so far, beats or not: what the hang detector watches
 
 	slots    []*slot
 	procs    []*process // every process started, in order
@@ -63,6 +65,7 @@ type slot struct {
 	result   any
 	err      error
 	panicked string
+	failed   string // how its last process failed on its own, if it did
 }
 
 // process is one process of the target: one call of Run, and its threads.
@@ -126,6 +129,7 @@ type timer struct {
 	at     time.Time
 	seq    int
 	cancel func()
+	owner  *process
 }
 
 type restart struct {
@@ -133,17 +137,19 @@ type restart struct {
 	slot *slot
 }
 
-// cursor is where a golden run stood just before a beat: enough to rebuild its disk, world and
-// clock at that beat without running it again.
+// cursor is where a golden run stood just before a beat: enough to rebuild its disk, world,
+// clock and scheduler at that beat without running it again.
 type cursor struct {
 	disk, world int
 	now         time.Time
+	sched       []byte // the scheduler's source
 }
 
 type recorder struct{ cursors []cursor }
 
 func (rc *recorder) at(r *run) {
-	rc.cursors = append(rc.cursors, cursor{r.disk.LogLen(), len(r.world.log), r.clock.Now()})
+	sched, _ := r.pcg.MarshalBinary()
+	rc.cursors = append(rc.cursors, cursor{r.disk.LogLen(), len(r.world.log), r.clock.Now(), sched})
 }
 
 // ending is how a run ended.
@@ -153,6 +159,7 @@ type ending struct {
 	panicked string
 	hung     string
 	over     bool
+	gaveUp   bool // the harness stopped the run (stuck, restarts used up), not the target
 }
 
 func (x ending) String() string {
@@ -184,9 +191,10 @@ func newRun(t Target, o *Options, tools []Tool, s faults.Schedule, maxBeats, gol
 		notes:    map[int]string{},
 		maxBeats: maxBeats,
 		beats:    make([]Beat, 0, goldenBeats+goldenBeats/2),
-		rng:      rand.New(rand.NewPCG(o.Seed, 0x736368656475)),
+		pcg:      rand.NewPCG(o.Seed, 0x736368656475),
 		events:   make(chan event),
 	}
+	r.rng = rand.New(r.pcg)
 	r.disk = faults.NewDisk(faults.DiskOptions{Now: r.clock.Now, Sector: o.Sector})
 	r.world = newWorld(tools)
 	for i := range r.fired {
@@ -271,9 +279,13 @@ func (r *run) report(ev event) {
 }
 
 // exit sends a final event for the current thread and stops it.
+//
+// It waits for the runner to mark the process dead before leaving, so that the deferred calls
+// Goexit runs find it dead and cannot reach the disk or the world after the crash.
 func (r *run) exit(ev event) {
 	ev.t.exited = true
 	r.events <- ev
+	<-ev.t.p.dead
 	runtime.Goexit()
 }
 
@@ -359,7 +371,7 @@ func (r *run) next(t *thread) (event, string) {
 			return ev, ""
 		case <-tick.C:
 			r.mu.Lock()
-			n := len(r.beats)
+			n := r.progress
 			r.mu.Unlock()
 			if n == seen {
 				r.killAll()
@@ -387,9 +399,11 @@ func (r *run) handle(ev event) (ending, bool) {
 		return ending{over: true}, true
 	case evFinish:
 		t.done = true
-		if t != p.threads[0] {
+		if t != p.threads[0] && ev.panicked == "" {
 			return ending{}, false // a secondary thread ended; the process goes on
 		}
+		// The main thread ended, or any thread panicked, which ends the process as it would a
+		// real one.
 		r.end(p, fmt.Sprintf("process %d %s", p.attempt, ending{result: ev.result, err: ev.err, panicked: ev.panicked}))
 		s := p.slot
 		s.result, s.err, s.panicked = ev.result, ev.err, ev.panicked
@@ -397,9 +411,17 @@ func (r *run) handle(ev event) (ending, bool) {
 			s.done = true
 			return ending{}, false
 		}
-		if p.firstFault < 0 && !r.pending() {
-			s.done = true // it failed on its own, with nothing left to fire: restarting cannot help
-			return ending{}, false
+		// A process that failed on its own, with nothing left to fire or just as the one before
+		// it did, would only fail again: restarting cannot help.
+		if p.firstFault < 0 {
+			how := ending{err: ev.err, panicked: ev.panicked}.String()
+			if !r.pending() || s.failed == how {
+				s.done = true
+				return ending{}, false
+			}
+			s.failed = how
+		} else {
+			s.failed = ""
 		}
 		return r.restart(s, 0)
 	case evCrash:
@@ -438,7 +460,7 @@ func (r *run) restart(s *slot, delay time.Duration) (ending, bool) {
 		if s.err == nil && s.panicked == "" {
 			err = fmt.Errorf("gave up after %d restarts; the last process was crashed", r.o.MaxRestarts)
 		}
-		return ending{err: err}, true
+		return ending{err: err, gaveUp: true}, true
 	}
 	s.done = false
 	r.restarts = append(r.restarts, restart{at: r.clock.Now().Add(delay), slot: s})
@@ -453,6 +475,7 @@ func (r *run) end(p *process, note string) {
 	p.ended = true
 	p.cancel()
 	close(p.dead)
+	r.timers = slices.DeleteFunc(r.timers, func(t timer) bool { return t.owner == p })
 	end := len(r.beats)
 	if end > p.start {
 		r.note(end-1, note)
@@ -579,10 +602,10 @@ func (r *run) wakeIfReady(t *thread) {
 	t.wait = nil
 }
 
-// addTimer registers a virtual deadline and returns its number, for removeTimer.
-func (r *run) addTimer(at time.Time, cancel func()) int {
+// addTimer registers a virtual deadline of process p and returns its number, for removeTimer.
+func (r *run) addTimer(p *process, at time.Time, cancel func()) int {
 	r.timerSeq++
-	tm := timer{at: at, seq: r.timerSeq, cancel: cancel}
+	tm := timer{at: at, seq: r.timerSeq, cancel: cancel, owner: p}
 	i := len(r.timers)
 	for i > 0 && r.timers[i-1].at.After(at) {
 		i--
@@ -610,7 +633,7 @@ func (r *run) stuckEnding() ending {
 		}
 	}
 	r.killAll()
-	return ending{err: fmt.Errorf("stuck: nothing will ever wake the run (%s)", strings.Join(waiting, "; "))}
+	return ending{err: fmt.Errorf("stuck: nothing will ever wake the run (%s)", strings.Join(waiting, "; ")), gaveUp: true}
 }
 
 // pending reports whether a scheduled fault has yet to fire.
@@ -673,11 +696,7 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 			obs.Trace = append(obs.Trace, b.Label())
 		}
 	}
-	for i, f := range r.sched {
-		if f.Kind == faults.Corrupt && r.fired[i] >= 0 {
-			obs.Unrecoverable = true
-		}
-	}
+	obs.Unrecoverable = r.disk.Flips() > 0
 	switch {
 	case x.hung != "":
 		obs.Undecided = x.hung
@@ -686,11 +705,12 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 		obs.Err = fmt.Sprintf("no end in sight: %d beats without completing; a livelock, or a restart that never gets anywhere", len(r.beats))
 	case x.panicked != "":
 		obs.Err = "the last process panicked: " + x.panicked
+		obs.Stopped = true
+	case x.gaveUp:
+		obs.Err = x.err.Error()
 	case x.err != nil:
 		obs.Err = "the last process failed: " + x.err.Error()
-		if strings.HasPrefix(x.err.Error(), "stuck:") || strings.HasPrefix(x.err.Error(), "gave up") {
-			obs.Err = x.err.Error()
-		}
+		obs.Stopped = true
 	default:
 		obs.Completed = true
 		obs.Result = x.result
@@ -701,8 +721,8 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 	return obs
 }
 
-// stops reports whether a fault of kind k stops the beat it fires at (a crash, or a freeze
-// whose beat happens late).
+// stops reports whether a fault of kind k stops the beat it fires at: a crash does; a freeze
+// only delays it.
 func stops(k faults.Kind) bool { return isCrash(k) }
 
 func isCrash(k faults.Kind) bool {

@@ -158,8 +158,11 @@ func (rn *Runner) GoldenTrace() []string {
 func (rn *Runner) Options() Options { return rn.o }
 
 // Run runs one case: the target under schedule s, restarted after every crash, judged against
-// the golden run.
+// the golden run. It panics on a schedule that ParseSchedule would refuse (Schedule.Validate).
 func (rn *Runner) Run(s faults.Schedule) *Case {
+	if err := s.Validate(); err != nil {
+		panic("harness: Runner.Run: " + err.Error())
+	}
 	start := time.Now()
 	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s, Repro: rn.o.Repro(s)}
 	o := rn.o
@@ -220,6 +223,9 @@ func (rn *Runner) derive(r *run, g *run, f faults.Fault) (ending, bool) {
 	r.clock = faults.NewClock(at.now)
 	r.disk = g.disk.Replay(at.disk, faults.DiskOptions{Now: r.clock.Now, Sector: rn.o.Sector})
 	r.world = g.world.replay(at.world)
+	if err := r.pcg.UnmarshalBinary(at.sched); err != nil {
+		panic(err) // it was marshalled by the same type
+	}
 	r.beats = append(make([]Beat, 0, cap(r.beats)+k+1), g.beats[:k+1]...)
 	r.beats[k].Fault = 1
 	r.fired[0] = k
@@ -242,6 +248,9 @@ func (rn *Runner) derive(r *run, g *run, f faults.Fault) (ending, bool) {
 // directly, with no beats and no faults, under the same scheduler and virtual time. It serves
 // to measure a target without chaoskit, or to smoke-test an adapter.
 func RunBare(target Target, fsys afero.Fs, opts Options) (any, error) {
+	if fsys == nil {
+		panic("harness: RunBare with a nil filesystem")
+	}
 	o := opts.withDefaults()
 	var tools []Tool
 	if t, ok := target.(Tooler); ok {

@@ -19,8 +19,11 @@ import (
 //
 // A crash stops Run at a beat the way SIGKILL stops a process: the goroutine that called the
 // Env exits on the spot (runtime.Goexit), its deferred calls run, and any further Env call,
-// from a deferred call or another goroutine, exits that goroutine too. Nothing written after
-// the crash reaches the disk. Call the Env from one goroutine at a time.
+// from a deferred call or another thread, exits that goroutine too. Nothing written after the
+// crash reaches the disk. Since Goexit cannot be recovered, a harness that recovers panics needs
+// no special case for crashes (no sentinel to re-panic). Call the Env from Run's goroutine or
+// from threads started with Env.Go; a goroutine of your own that calls it breaks the
+// one-at-a-time rule, and shows up as a target that is not deterministic.
 type Target interface {
 	Run(ctx context.Context, env *Env) (result any, err error)
 }

@@ -108,7 +108,7 @@ func (e *RateLimitError) Error() string {
 }
 
 // Lease is a time-limited claim on a named resource (a run), from the world's lease service.
-// Its Token grows with every acquisition: pass it to Fenced tools as Call.Fence.
+// Its Token grows with every acquisition of any lease: pass it to Fenced tools as Call.Fence.
 type Lease struct {
 	Name    string
 	Holder  string
@@ -132,7 +132,7 @@ type World struct {
 	byKey    map[string]keyed // tool + key -> first reply
 	fence    map[string]uint64
 	leases   map[string]Lease
-	tokens   map[string]uint64
+	token    uint64 // the last fencing token handed out, whatever the lease: tokens only grow
 	topics   map[string][]Message
 	pending  []scheduled // effects and messages due later, in order of due time
 	seq      int
@@ -157,7 +157,7 @@ type scheduled struct {
 
 func newWorld(tools []Tool) *World {
 	w := &World{tools: map[string]Tool{}, applied: map[string]int{}, byKey: map[string]keyed{}, fence: map[string]uint64{},
-		leases: map[string]Lease{}, tokens: map[string]uint64{}, topics: map[string][]Message{}}
+		leases: map[string]Lease{}, topics: map[string][]Message{}}
 	for _, t := range tools {
 		if t.Name == "" {
 			panic("harness: a Tool has no Name")
@@ -301,8 +301,8 @@ func (w *World) lease(op worldOp) (Lease, error) {
 		if live && cur.Holder != op.holder {
 			return cur, ErrLeaseHeld
 		}
-		w.tokens[op.name]++
-		l := Lease{Name: op.name, Holder: op.holder, Token: w.tokens[op.name], Expires: op.at.Add(op.ttl)}
+		w.token++
+		l := Lease{Name: op.name, Holder: op.holder, Token: w.token, Expires: op.at.Add(op.ttl)}
 		w.leases[op.name] = l
 		return l, nil
 	case wRenew:
@@ -359,7 +359,7 @@ func (w *World) fire(now time.Time) {
 // replay returns a new world in the state w was in after its first n changes.
 func (w *World) replay(n int) *World {
 	r := &World{tools: w.tools, applied: map[string]int{}, byKey: map[string]keyed{}, fence: map[string]uint64{},
-		leases: map[string]Lease{}, tokens: map[string]uint64{}, topics: map[string][]Message{}}
+		leases: map[string]Lease{}, topics: map[string][]Message{}}
 	for _, op := range w.log[:n] {
 		r.do(op)
 	}
