@@ -98,6 +98,7 @@ type proc struct {
 	sinceSnap int
 	lease     harness.Lease
 	held      bool
+	renewed   time.Time // when the lease was last taken or renewed
 	seen      *loaded // the disk as last viewed, reused by recover if the log has not grown since
 
 	// the turn, as the watchdog sees it
@@ -179,7 +180,7 @@ func (p *proc) acquire(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p.lease, p.held = l, true
+	p.lease, p.held, p.renewed = l, true, p.env.Now()
 	return nil
 }
 
@@ -189,7 +190,7 @@ func (p *proc) renew(ctx context.Context) error {
 	if err != nil {
 		return errLost
 	}
-	p.lease = l
+	p.lease, p.renewed = l, p.env.Now()
 	return nil
 }
 
@@ -203,10 +204,11 @@ func (p *proc) drop() {
 }
 
 // mark declares progress, which only the lease holder may: it first checks that the lease
-// still stands (by its expiry, which no one else can pass, renewing it when it has run out).
-// The no-heartbeat variant trusts its lease and checks nothing.
+// still stands, renewing it (a heartbeat) if it is older than the heartbeat interval or has run
+// out; a renewal fails if the lease was taken over. The no-heartbeat variant trusts its lease
+// and checks nothing.
 func (p *proc) mark(ctx context.Context, label string) error {
-	if p.a.Variant != NoHeartbeat && !p.env.Now().Before(p.lease.Expires) {
+	if now := p.env.Now(); p.a.Variant != NoHeartbeat && (now.Sub(p.renewed) >= heartbeat || !now.Before(p.lease.Expires)) {
 		if err := p.renew(ctx); err != nil {
 			return err
 		}
@@ -483,7 +485,7 @@ func (p *proc) watchdog(ctx context.Context) func(context.Context) {
 					return
 				}
 			}
-			if p.held && p.a.Variant != NoHeartbeat && p.lease.Expires.Sub(now) <= leaseTTL-heartbeat {
+			if p.held && p.a.Variant != NoHeartbeat && now.Sub(p.renewed) >= heartbeat {
 				if p.renew(ctx) != nil {
 					p.cancelTurn(errLost)
 					return
@@ -637,17 +639,20 @@ func decodeSnapshot(b []byte, checksum bool) (s snapshot, ok bool) {
 	return s, json.Unmarshal(state, &s.st) == nil
 }
 
-// recover rebuilds the state from the disk and opens the log for appending. The log is never
-// cut: past a damaged tail, an epoch record names the sound part this holder continues. A
-// missing or stale snapshot is rebuilt from the log.
+// recover rebuilds the state from the disk and opens the log for appending, as the new lease
+// holder. It fsyncs the directories every time, for a process that created them may have died
+// before it could. It writes an epoch record under its lease token first: every record a zombie
+// of an older holder appends after it is then ignored, and past a damaged tail the epoch names
+// the sound part this holder continues (the log is never cut). A missing or stale snapshot is
+// rebuilt from the log.
 func (p *proc) recover() error {
 	if _, err := p.fs.Stat(dir); err != nil {
 		if err := p.fs.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("reference: %w", err)
 		}
-		if err := p.syncDir("."); err != nil {
-			return fmt.Errorf("reference: %w", err)
-		}
+	}
+	if err := p.syncDir("."); err != nil {
+		return fmt.Errorf("reference: %w", err)
 	}
 	l, err := p.reload()
 	if err != nil {
@@ -661,15 +666,11 @@ func (p *proc) recover() error {
 	if p.wal, err = p.fs.OpenFile(walPath, flag, 0o644); err != nil {
 		return fmt.Errorf("reference: %w", err)
 	}
-	if !l.walExists {
-		if err := p.syncDir(dir); err != nil {
-			return fmt.Errorf("reference: %w", err)
-		}
+	if err := p.syncDir(dir); err != nil {
+		return fmt.Errorf("reference: %w", err)
 	}
-	if l.good < l.size {
-		if err := p.log(record{Type: "epoch", Base: l.good}); err != nil {
-			return fmt.Errorf("reference: %w", err)
-		}
+	if err := p.log(record{Type: "epoch", Base: l.good}); err != nil {
+		return fmt.Errorf("reference: %w", err)
 	}
 	if !l.snapshotOK && p.st.RunID != "" {
 		if err := p.snapshot(); err != nil {
