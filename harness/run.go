@@ -34,10 +34,10 @@ type run struct {
 	disk   *faults.Disk
 	world  *World
 	clock  *faults.Clock
-	rec    *recorder // set while recording a golden run
+	rec    *recorder  // set while recording a golden run
 	pcg    *rand.PCG  // the scheduler's seeded source...
 	rng    *rand.Rand // ...and its choices
-	bare   afero.Fs // set for a bare run: processes use it directly, without beats or faults
+	bare   afero.Fs   // set for a bare run: processes use it directly, without beats or faults
 
 	mu         sync.Mutex // guards beats and the world against a thread the runner gave up on
 	beats      []Beat

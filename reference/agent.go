@@ -99,7 +99,7 @@ type proc struct {
 	lease     harness.Lease
 	held      bool
 	renewed   time.Time // when the lease was last taken or renewed
-	seen      *loaded // the disk as last viewed, reused by recover if the log has not grown since
+	seen      *loaded   // the disk as last viewed, reused by recover if the log has not grown since
 
 	// the turn, as the watchdog sees it
 	phase      phase
