@@ -3,9 +3,10 @@ module github.com/chaoskit/chaoskit
 go 1.26.0
 
 require (
-	github.com/google/go-cmp v0.7.0 // indirect
-	github.com/spf13/afero v1.15.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
-	pgregory.net/rapid v1.3.0 // indirect
+	github.com/google/go-cmp v0.7.0
+	github.com/spf13/afero v1.15.0
+	golang.org/x/sync v0.24.0
+	pgregory.net/rapid v1.3.0
 )
+
+require golang.org/x/text v0.28.0 // indirect
