@@ -53,7 +53,7 @@ func TestDerivedCrashStatesEqualReRuns(t *testing.T) {
 			}
 			n++
 		}
-		t.Logf("%s: %d cases identical", v, n)
+		t.Logf("%s: %d cases identical", reference.New(v, reference.Onboarding()).Name(), n)
 	}
 }
 
