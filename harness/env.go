@@ -110,7 +110,7 @@ func (c *vctx) Err() error {
 // process's other threads wait, and dies with the process. ctx is done when the process ends.
 func (e *Env) Go(f func(ctx context.Context)) {
 	e.alive()
-	e.r.spawn(e.p, false, func(ctx context.Context) (any, error) {
+	e.r.spawn(e.p, func(ctx context.Context) (any, error) {
 		f(ctx)
 		return nil, nil
 	})
@@ -127,10 +127,7 @@ func (e *Env) Call(ctx context.Context, c Call) (Reply, error) {
 		return Reply{}, err
 	}
 	idx, f := e.beat(Beat{Kind: BeatToolSent, Name: c.Tool, Key: c.Key})
-	op := worldOp{kind: wCall, at: e.r.clock.Now(), call: c, identity: identity(c), beat: idx}
-	if e.p != nil {
-		op.attempt = e.p.attempt
-	}
+	op := worldOp{kind: wCall, at: e.r.clock.Now(), call: c, identity: identity(c), beat: idx, attempt: e.p.attempt}
 	var kind faults.Kind
 	if f != nil {
 		kind = f.Kind
@@ -300,12 +297,10 @@ func (i injector) Inject(op faults.Op) *faults.Fault {
 
 // alive stops the calling goroutine if its process has ended.
 func (e *Env) alive() {
-	if e.p != nil {
-		select {
-		case <-e.p.dead:
-			runtime.Goexit()
-		default:
-		}
+	select {
+	case <-e.p.dead:
+		runtime.Goexit()
+	default:
 	}
 }
 

@@ -39,12 +39,11 @@ type run struct {
 	rng    *rand.Rand // ...and its choices
 	bare   afero.Fs   // set for a bare run: processes use it directly, without beats or faults
 
-	mu         sync.Mutex // guards beats and the world against a thread the runner gave up on
-	beats      []Beat
-	notes      map[int]string // what happened at a beat: what a crash did, how a process ended
-	maxBeats   int            // beats after which a run counts as never ending
-	overBudget bool
-	progress   int // Env calls so far, beats or not: what the hang detector watches
+	mu       sync.Mutex // guards beats and the world against a thread the runner gave up on
+	beats    []Beat
+	notes    map[int]string // what happened at a beat: what a crash did, how a process ended
+	maxBeats int            // beats after which a run counts as never ending
+	progress int            // Env calls so far, beats or not: what the hang detector watches
 
 	slots    []*slot
 	procs    []*process // every process started, in order
@@ -54,7 +53,7 @@ type run struct {
 	restarts []restart
 	timerSeq int
 	preempt  *faults.Fault // the switch fault the current thread yielded for
-	stuck    string
+	tick     *time.Ticker  // the hang detector's
 }
 
 // slot is a worker: the processes started for it, one after another.
@@ -82,7 +81,7 @@ type process struct {
 	marks      int // marks it made
 	sinceMark  int // beats it made since its last mark
 	toMark     int // beats it made before its first mark
-	firstFault int
+	firstFault int // the first beat a fault fired at in it, or -1
 	ended      bool
 	crashed    bool
 }
@@ -93,7 +92,6 @@ type thread struct {
 	resume chan struct{}
 	wait   *wait // what it is blocked on; nil when runnable
 	done   bool
-	exited bool // it left through runtime.Goexit (crashed or killed)
 }
 
 // wait is what a blocked thread waits for; it wakes on the first of them.
@@ -224,11 +222,11 @@ func (r *run) newProcess(s *slot) *process {
 // start starts a process for slot s: its main thread, runnable.
 func (r *run) start(s *slot) {
 	p := r.newProcess(s)
-	r.spawn(p, true, func(ctx context.Context) (any, error) { return r.target.Run(ctx, p.env) })
+	r.spawn(p, func(ctx context.Context) (any, error) { return r.target.Run(ctx, p.env) })
 }
 
 // spawn starts a thread of p; it waits for the baton before running f.
-func (r *run) spawn(p *process, main bool, f func(ctx context.Context) (any, error)) {
+func (r *run) spawn(p *process, f func(ctx context.Context) (any, error)) {
 	t := &thread{p: p, resume: make(chan struct{})}
 	p.threads = append(p.threads, t)
 	go func() {
@@ -238,18 +236,12 @@ func (r *run) spawn(p *process, main bool, f func(ctx context.Context) (any, err
 		ev := event{t: t, kind: evFinish}
 		defer func() {
 			select {
-			case <-p.dead: // crashed or killed: the runner knows
+			case <-p.dead: // crashed or killed (exit and report wait for this): the runner knows
 				return
 			default:
 			}
-			if t.exited {
-				return
-			}
 			if p := recover(); p != nil {
 				ev.panicked = fmt.Sprintf("%v%s", p, panicSite(debug.Stack()))
-			}
-			if !main {
-				ev.result, ev.err = nil, nil
 			}
 			r.events <- ev
 		}()
@@ -273,7 +265,6 @@ func (r *run) report(ev event) {
 	t := ev.t
 	r.events <- ev
 	if !t.await() {
-		t.exited = true
 		runtime.Goexit()
 	}
 }
@@ -283,7 +274,6 @@ func (r *run) report(ev event) {
 // It waits for the runner to mark the process dead before leaving, so that the deferred calls
 // Goexit runs find it dead and cannot reach the disk or the world after the crash.
 func (r *run) exit(ev event) {
-	ev.t.exited = true
 	r.events <- ev
 	<-ev.t.p.dead
 	runtime.Goexit()
@@ -309,6 +299,9 @@ func (r *run) runnable() []*thread {
 // pick chooses the next thread to run: the current one while it can, else one drawn by the
 // scheduler's seeded source; after a switch fault, one of another worker (or the one named).
 func (r *run) pick() *thread {
+	if c := r.current; c != nil && r.preempt == nil && !c.done && c.wait == nil && !c.p.ended && !c.p.frozen.After(r.clock.Now()) {
+		return c // the common case, without listing the others
+	}
 	ts := r.runnable()
 	if len(ts) == 0 {
 		return nil
@@ -324,8 +317,6 @@ func (r *run) pick() *thread {
 		if len(others) > 0 {
 			ts = others
 		}
-	} else if c := r.current; c != nil && slices.Contains(ts, c) {
-		return c
 	}
 	if len(ts) == 1 {
 		return ts[0]
@@ -335,6 +326,8 @@ func (r *run) pick() *thread {
 
 // loop runs the processes until every worker is done, or the run stops for good.
 func (r *run) loop() ending {
+	r.tick = time.NewTicker(r.o.Timeout)
+	defer r.tick.Stop()
 	for {
 		if x, over := r.over(); over {
 			return x
@@ -358,18 +351,16 @@ func (r *run) loop() ending {
 	}
 }
 
-// next runs t until it reports an event. It returns a reason instead if t hangs: no beat for
-// a whole Timeout of wall-clock time.
+// next runs t until it reports an event. It returns a reason instead if t hangs: no progress
+// for a whole tick of the detector (between one and two Timeouts of wall-clock time).
 func (r *run) next(t *thread) (event, string) {
 	t.resume <- struct{}{}
-	tick := time.NewTicker(r.o.Timeout)
-	defer tick.Stop()
 	seen := -1
 	for {
 		select {
 		case ev := <-r.events:
 			return ev, ""
-		case <-tick.C:
+		case <-r.tick.C:
 			r.mu.Lock()
 			n := r.progress
 			r.mu.Unlock()
@@ -388,14 +379,12 @@ func (r *run) handle(ev event) (ending, bool) {
 	switch ev.kind {
 	case evYield:
 		r.preempt = ev.fault
-	case evBlock:
-		r.wakeIfReady(t)
+	case evBlock: // the loop's wakeReady wakes it if its wait is already over
 	case evFreeze:
 		p.frozen = r.clock.Now().Add(ev.fault.Dur)
 		r.note(len(r.beats)-1, fmt.Sprintf("process %d frozen for %s", p.attempt, ev.fault.Dur))
 	case evOver:
 		r.killAll()
-		r.overBudget = true
 		return ending{over: true}, true
 	case evFinish:
 		t.done = true
@@ -658,22 +647,9 @@ func (r *run) note(beat int, s string) {
 // attempts describes the run's processes for the oracle.
 func (r *run) attempts() []oracle.Attempt {
 	out := make([]oracle.Attempt, len(r.procs))
-	first := map[*slot]bool{}
 	for i, p := range r.procs {
-		end := len(r.beats)
-		if p.ended {
-			end = p.start
-			for j := len(r.beats) - 1; j >= p.start; j-- {
-				if r.beats[j].Attempt == p.attempt {
-					end = j + 1
-					break
-				}
-			}
-		}
-		out[i] = oracle.Attempt{Slot: p.slot.id, Start: p.start, End: end, FirstFault: p.firstFault,
-			First: !first[p.slot], Marks: p.marks, SinceMark: p.sinceMark, ToFirstMark: p.toMark,
-			Crashed: p.crashed}
-		first[p.slot] = true
+		out[i] = oracle.Attempt{First: p.attempt < len(r.slots), Crashed: p.crashed,
+			Marks: p.marks, SinceMark: p.sinceMark, ToFirstMark: p.toMark}
 	}
 	return out
 }
@@ -689,7 +665,7 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 		ModelCalls: r.world.models,
 	}
 	for i, b := range r.beats {
-		if b.Kind == BeatMark && (b.Fault == 0 || !stops(r.sched[b.Fault-1].Kind)) { // a crash or freeze at a mark stops it
+		if b.Kind == BeatMark && (b.Fault == 0 || !isCrash(r.sched[b.Fault-1].Kind)) { // a crash at a mark stops it; a freeze delays it
 			obs.Marks = append(obs.Marks, oracle.Mark{Beat: i, Label: b.Name, Attempt: b.Attempt})
 		}
 		if trace {
@@ -720,10 +696,6 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 	}
 	return obs
 }
-
-// stops reports whether a fault of kind k stops the beat it fires at: a crash does; a freeze
-// only delays it.
-func stops(k faults.Kind) bool { return isCrash(k) }
 
 func isCrash(k faults.Kind) bool {
 	info, _ := k.Info()

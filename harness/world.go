@@ -127,19 +127,18 @@ type Message struct {
 // the lease service, the topics, the model. It survives every crash. Every change to it is
 // logged, so that its state at any beat of a golden run can be rebuilt.
 type World struct {
-	tools    map[string]Tool
-	applied  map[string]int   // applications per tool, to number replies
-	byKey    map[string]keyed // tool + key -> first reply
-	fence    map[string]uint64
-	leases   map[string]Lease
-	token    uint64 // the last fencing token handed out, whatever the lease: tokens only grow
-	topics   map[string][]Message
-	pending  []scheduled // effects and messages due later, in order of due time
-	seq      int
-	effects  []oracle.Effect
-	models   []string // purposes of answered model calls, in order
-	log      []worldOp
-	replayed bool
+	tools   map[string]Tool
+	applied map[string]int   // applications per tool, to number replies
+	byKey   map[string]keyed // tool + key -> first reply
+	fence   map[string]uint64
+	leases  map[string]Lease
+	token   uint64 // the last fencing token handed out, whatever the lease: tokens only grow
+	topics  map[string][]Message
+	pending []scheduled // effects and messages due later, in order of due time
+	seq     int
+	effects []oracle.Effect
+	models  []string // purposes of answered model calls, in order
+	log     []worldOp
 }
 
 type keyed struct {

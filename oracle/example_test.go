@@ -11,13 +11,13 @@ import (
 func ExampleCheck() {
 	golden := &oracle.Observation{Completed: true, Result: "PO-1", Beats: 6,
 		Effects:  []oracle.Effect{{Tool: "create_po", Identity: `create_po {"amount":84000}`, Beat: 3}},
-		Attempts: []oracle.Attempt{{Start: 0, End: 6, First: true, FirstFault: -1}}}
+		Attempts: []oracle.Attempt{{First: true}}}
 	faulty := &oracle.Observation{Completed: true, Result: "PO-2", Beats: 11,
 		Effects: []oracle.Effect{
 			{Tool: "create_po", Identity: `create_po {"amount":84000}`, Beat: 3},
 			{Tool: "create_po", Identity: `create_po {"amount":84000}`, Beat: 8, Attempt: 1},
 		},
-		Attempts: []oracle.Attempt{{Start: 0, End: 5, First: true, Crashed: true, FirstFault: 4}, {Start: 5, End: 11, FirstFault: -1}}}
+		Attempts: []oracle.Attempt{{First: true, Crashed: true}, {}}}
 	v := oracle.Check(golden, faulty, oracle.Options{})
 	fmt.Println(v.Verdict, v.Metrics.Duplicates)
 	for _, viol := range v.Violations {

@@ -72,17 +72,12 @@ type Mark struct {
 	Attempt int
 }
 
-// Attempt is one process of a run. With several workers, processes run interleaved: Start and
-// End are its first beat and one past its last.
+// Attempt is one process of a run, as work lost is measured from it.
 type Attempt struct {
-	Slot       int // its worker
-	Start, End int
 	// First says it is the first process of its worker.
 	First bool
 	// Crashed says a fault crashed it.
 	Crashed bool
-	// FirstFault is the beat at which the first fault fired in this process, or -1.
-	FirstFault int
 	// Marks counts the marks it made; SinceMark counts the beats it made after its last mark
 	// (or since it started, without one), and ToFirstMark those before its first.
 	Marks, SinceMark, ToFirstMark int

@@ -18,7 +18,7 @@ func effects(ids ...string) []oracle.Effect {
 
 func done(eff []oracle.Effect) *oracle.Observation {
 	return &oracle.Observation{Completed: true, Result: "ok", State: "s", Effects: eff, Beats: 10,
-		Attempts: []oracle.Attempt{{Start: 0, End: 10, First: true, FirstFault: -1}}}
+		Attempts: []oracle.Attempt{{First: true}}}
 }
 
 func props(v oracle.Verdict) string {
@@ -127,8 +127,8 @@ func TestWorkLost(t *testing.T) {
 			f.Marks = append(f.Marks, oracle.Mark{Beat: 10 + 3*i, Label: l, Attempt: 1})
 		}
 		f.Attempts = []oracle.Attempt{
-			{Start: 0, End: 8, First: true, Crashed: true, FirstFault: 7, Marks: 2, SinceMark: 1},
-			{Start: 8, End: 30, FirstFault: -1, Marks: len(restart), ToFirstMark: 2},
+			{First: true, Crashed: true, Marks: 2, SinceMark: 1},
+			{Marks: len(restart), ToFirstMark: 2},
 		}
 		return f
 	}
@@ -164,7 +164,7 @@ func TestWorkLostAcrossWorkers(t *testing.T) {
 	golden.Marks = []oracle.Mark{{Beat: 2, Label: "a"}, {Beat: 6, Label: "b"}}
 	f := done(nil)
 	f.Marks = []oracle.Mark{{Beat: 2, Label: "a"}, {Beat: 7, Label: "b", Attempt: 0}, {Beat: 9, Label: "b", Attempt: 1}}
-	f.Attempts = []oracle.Attempt{{Slot: 0, First: true, FirstFault: -1, Marks: 2}, {Slot: 1, First: true, FirstFault: -1, Marks: 1}}
+	f.Attempts = []oracle.Attempt{{First: true, Marks: 2}, {First: true, Marks: 1}}
 	v := oracle.Check(golden, f, oracle.Options{})
 	if props(v) != "bounded-work-lost" || v.Metrics.WorkLostBeats != 4 || !strings.Contains(v.Violations[0].Detail, `"b" was made again at beat 9 (process 1)`) {
 		t.Fatalf("violations %q lost %d: %+v", props(v), v.Metrics.WorkLostBeats, v.Violations)

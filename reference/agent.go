@@ -99,7 +99,7 @@ type proc struct {
 	lease     harness.Lease
 	held      bool
 	renewed   time.Time // when the lease was last taken or renewed
-	seen      *loaded   // the disk as last viewed, reused by recover if the log has not grown since
+	seen      *loaded   // the disk as last read, and the log size it was read at
 
 	// the turn, as the watchdog sees it
 	phase      phase
@@ -170,8 +170,7 @@ func (p *proc) view() (State, error) {
 	if !p.a.Variant.persists() {
 		return p.st, nil
 	}
-	l, err := p.a.load(p.fs)
-	p.seen = &l
+	l, err := p.read()
 	return l.st, err
 }
 
@@ -233,11 +232,12 @@ func (p *proc) work(ctx context.Context) error {
 		}
 	}
 	for p.st.Cursor < len(p.a.Task.Steps) && !p.st.over() {
-		if err := p.step(ctx, p.st.Cursor); err != nil {
+		i := p.st.Cursor // the step may commit before it fails (in its snapshot, say)
+		if err := p.step(ctx, i); err != nil {
 			if errors.Is(err, errLost) || errors.Is(err, errWaiting) {
 				return err
 			}
-			return fmt.Errorf("reference: step %d (%s): %w", p.st.Cursor, p.a.Task.Steps[p.st.Cursor].Name, err)
+			return fmt.Errorf("reference: step %d (%s): %w", i, p.a.Task.Steps[i].Name, err)
 		}
 	}
 	if err := p.finish(ctx); err != nil {
@@ -654,11 +654,11 @@ func (p *proc) recover() error {
 	if err := p.syncDir("."); err != nil {
 		return fmt.Errorf("reference: %w", err)
 	}
-	l, err := p.reload()
+	l, err := p.read()
 	if err != nil {
 		return err
 	}
-	p.st = l.st
+	p.st, p.seen = l.st, nil // p.st will change: the cache must not share it
 	flag := os.O_WRONLY | os.O_APPEND
 	if !l.walExists {
 		flag |= os.O_CREATE
@@ -680,20 +680,30 @@ func (p *proc) recover() error {
 	return nil
 }
 
-// reload loads the disk, or reuses the last view if the log is the same size: only a lease
-// holder appends, and this process has just taken the lease.
-func (p *proc) reload() (loaded, error) {
-	if l := p.seen; l != nil {
-		p.seen = nil
-		if fi, err := p.fs.Stat(walPath); err == nil && int(fi.Size()) == l.size || err != nil && !l.walExists {
-			return *l, nil
-		}
+// read loads the disk, or returns what it last read if the log is the size it was then: the
+// log only grows, and only through lease holders' appends, so a worker polling for the lease
+// does not decode the run's state every time it looks. What it returns shares its slices with
+// the cache: a caller that will change the state (recover) drops the cache first.
+func (p *proc) read() (loaded, error) {
+	size := -1
+	if fi, err := p.fs.Stat(walPath); err == nil {
+		size = int(fi.Size())
 	}
-	return p.a.load(p.fs)
+	if l := p.seen; l != nil && l.stamp == size {
+		return *l, nil
+	}
+	l, err := p.a.load(p.fs)
+	l.stamp = size
+	if err == nil {
+		c := l
+		p.seen = &c
+	}
+	return l, err
 }
 
 // loaded is what the disk holds, as recovery reads it.
 type loaded struct {
+	stamp      int // the log's size when it was read, -1 if it did not exist
 	st         State
 	good, size int // where the log's sound part ends; its size
 	walExists  bool

@@ -79,3 +79,26 @@ func BenchmarkCaseVsBareRun(b *testing.B) {
 	b.ReportMetric(float64(caseT)/float64(bareT), "case/bare")
 	b.ReportMetric(float64(rerunT)/float64(bareT), "rerun/bare")
 }
+
+// BenchmarkFaultLayer runs the reference agent bare on three filesystems, side by side: afero's
+// MemMapFs, the fault layer's Disk, and the Disk through the injecting FS with nothing to inject.
+// The differences are what the fault layer costs a run.
+func BenchmarkFaultLayer(b *testing.B) {
+	a := reference.New(reference.Correct, reference.Onboarding())
+	for _, fs := range []struct {
+		name string
+		new  func() afero.Fs
+	}{
+		{"MemMapFs", afero.NewMemMapFs},
+		{"Disk", func() afero.Fs { return faults.NewDisk(faults.DiskOptions{}) }},
+		{"FS(Disk)", func() afero.Fs { return faults.New(faults.NewDisk(faults.DiskOptions{}), nil) }},
+	} {
+		b.Run(fs.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := harness.RunBare(a, fs.new(), harness.Options{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

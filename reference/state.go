@@ -91,6 +91,7 @@ func (s *State) apply(r record) ([]Meta, error) {
 	switch r.Type {
 	case "start":
 		*s = State{RunID: r.RunID, Goal: r.Goal, Phase: Running, Plan: r.Plan, Planned: -1, InProgress: true}
+		n = 0 // a fresh state: all its metadata is new
 		s.add(Message{Role: "user", Content: r.Goal}, "user", -1, r.At)
 	case "epoch":
 	case "model":
