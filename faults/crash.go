@@ -3,8 +3,9 @@ package faults
 import (
 	"fmt"
 	"maps"
+	"math/bits"
 	"math/rand/v2"
-	"sort"
+	"slices"
 )
 
 // Crash applies the disk-side effect of a crash fault (Kill, Power, Torn or Corrupt) and
@@ -107,7 +108,7 @@ func (d *Disk) revert() (files, dirs int, seen map[*inode]bool) {
 			}
 			n.kids = maps.Clone(n.durKids)
 			n.dirDrty = false
-			for _, k := range sortedNames(n.kids) {
+			for _, k := range slices.Sorted(maps.Keys(n.kids)) {
 				walk(n.kids[k])
 			}
 			return
@@ -165,16 +166,7 @@ func (d *Disk) corrupt(rng *rand.Rand) string {
 	off := rng.IntN(c.size)
 	bit := byte(1) << rng.UintN(8)
 	d.apply(diskOp{kind: opFlip, ino: c.n.ino, off: int64(off), data: []byte{bit}})
-	return fmt.Sprintf("process killed; bit %d of byte %d of %s flipped", bitIndex(bit), off, c.path)
-}
-
-func bitIndex(b byte) int {
-	for i := 0; i < 8; i++ {
-		if b == 1<<i {
-			return i
-		}
-	}
-	return -1
+	return fmt.Sprintf("process killed; bit %d of byte %d of %s flipped", bits.TrailingZeros8(bit), off, c.path)
 }
 
 // walk visits every inode reachable from n, depth first in name order, through the live
@@ -188,12 +180,7 @@ func (d *Disk) walk(n *inode, p string, durable bool, visit func(p string, n *in
 	if durable {
 		kids = n.durKids
 	}
-	names := make([]string, 0, len(kids))
-	for k := range kids {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range slices.Sorted(maps.Keys(kids)) {
 		kp := k
 		if p != "" {
 			kp = p + "/" + k

@@ -2,9 +2,10 @@ package faults
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -259,7 +260,7 @@ func (d *Disk) RemoveAll(name string) error {
 		return perr("removeall", name, errno)
 	}
 	if p == "" {
-		for _, k := range sortedNames(n.kids) {
+		for _, k := range slices.Sorted(maps.Keys(n.kids)) {
 			d.removeTree(k, n.kids[k])
 		}
 		return nil
@@ -270,7 +271,7 @@ func (d *Disk) RemoveAll(name string) error {
 
 func (d *Disk) removeTree(p string, n *inode) {
 	if n.dir {
-		for _, k := range sortedNames(n.kids) {
+		for _, k := range slices.Sorted(maps.Keys(n.kids)) {
 			d.removeTree(p+"/"+k, n.kids[k])
 		}
 	}
@@ -361,15 +362,6 @@ func (d *Disk) Chtimes(name string, atime, mtime time.Time) error {
 	}
 	d.apply(diskOp{kind: opChtimes, ino: n.ino, at: mtime})
 	return nil
-}
-
-func sortedNames(m map[string]*inode) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // ---- file info ----

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"syscall"
 )
 
@@ -200,7 +202,7 @@ func (f *diskFile) Readdir(count int) ([]os.FileInfo, error) {
 		return nil, perr("readdirent", f.name, syscall.ENOTDIR)
 	}
 	if f.names == nil {
-		f.names = sortedNames(f.n.kids)
+		f.names = slices.Sorted(maps.Keys(f.n.kids))
 	}
 	rest := f.names[f.dirPos:]
 	if count > 0 {

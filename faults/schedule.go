@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,11 +103,7 @@ func (s Schedule) Validate() error {
 func (s Schedule) Kinds() []Kind {
 	var ks []Kind
 	for _, f := range s {
-		dup := false
-		for _, k := range ks {
-			dup = dup || k == f.Kind
-		}
-		if !dup {
+		if !slices.Contains(ks, f.Kind) {
 			ks = append(ks, f.Kind)
 		}
 	}

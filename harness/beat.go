@@ -71,8 +71,12 @@ func (b Beat) Label() string {
 	return s.String()
 }
 
-// in reports whether a fault of class c can fire at b.
-func (b Beat) in(c faults.Class) bool {
+// Admits reports whether a fault of kind k can fire at b: a kill at any beat, a diskfull at a
+// write, an fsyncfail at an fsync, a tool fault at a tool call leaving the process, and so on
+// (faults.KindInfo.On).
+func (b Beat) Admits(k faults.Kind) bool {
+	info, _ := k.Info()
+	c := info.On
 	switch c {
 	case faults.AnyBeat:
 		return true

@@ -2,13 +2,13 @@ package harness
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
-	"github.com/chaoskit/chaoskit/reports"
 )
 
 // Case is the outcome of one schedule against one target.
@@ -17,7 +17,7 @@ type Case struct {
 	Seed     uint64
 	Schedule faults.Schedule
 	Verdict  oracle.Verdict
-	// Shrunk is, for a failure found in Random mode, the smallest schedule found that still
+	// Shrunk is, for a failure a campaign shrank, the smallest schedule found that still
 	// breaks the first property this case broke.
 	Shrunk faults.Schedule
 	// Unfired lists the faults that never fired: the run ended first.
@@ -29,7 +29,7 @@ type Case struct {
 	// that did not simply pass.
 	Beats []Beat
 	Notes map[int]string
-	// Repro is the command that replays this case.
+	// Repro is the command that replays this case (Options.Repro); empty without one.
 	Repro    string
 	Duration time.Duration
 }
@@ -48,13 +48,22 @@ func (c *Case) Breaks(property string) bool {
 }
 
 // Failed reports whether the case's verdict is fail.
-func (c *Case) Failed() bool { return c.Verdict.Verdict == reports.Fail }
+func (c *Case) Failed() bool { return c.Verdict.Outcome == oracle.Fail }
 
 // traceContext is how many beats either side of a fault a trace shows.
 const traceContext = 4
 
+// TraceBeat is one beat of a case's run, as a trace shows it.
+type TraceBeat struct {
+	Beat    int
+	Attempt int    // the process that made it
+	Label   string // Beat.Label
+	Fault   string // the fault that fired at it, in its text form
+	Note    string // what happened there: what a crash did, how a process ended
+}
+
 // Trace returns the beats around each fault and each process end, with what happened there.
-func (c *Case) Trace() []reports.TraceBeat {
+func (c *Case) Trace() []TraceBeat {
 	keep := map[int]bool{}
 	for i := range c.Beats {
 		if c.Beats[i].Fault > 0 || c.Notes[i] != "" {
@@ -63,15 +72,10 @@ func (c *Case) Trace() []reports.TraceBeat {
 			}
 		}
 	}
-	idx := make([]int, 0, len(keep))
-	for i := range keep {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	out := make([]reports.TraceBeat, 0, len(idx))
-	for _, i := range idx {
+	out := make([]TraceBeat, 0, len(keep))
+	for _, i := range slices.Sorted(maps.Keys(keep)) {
 		b := c.Beats[i]
-		tb := reports.TraceBeat{Beat: i, Attempt: b.Attempt, Label: b.Label(), Note: c.Notes[i]}
+		tb := TraceBeat{Beat: i, Attempt: b.Attempt, Label: b.Label(), Note: c.Notes[i]}
 		if b.Fault > 0 {
 			tb.Fault = c.Schedule[b.Fault-1].String()
 		}
@@ -80,45 +84,12 @@ func (c *Case) Trace() []reports.TraceBeat {
 	return out
 }
 
-// Report returns the case as a report holds it.
-func (c *Case) Report() reports.Case {
-	v := c.Verdict
-	rc := reports.Case{
-		Target:           c.Target,
-		ID:               c.ID(),
-		Schedule:         c.Schedule.String(),
-		Verdict:          v.Verdict,
-		Violations:       v.Violations,
-		Detected:         v.Detected,
-		Reason:           v.Reason,
-		NotChecked:       v.NotChecked,
-		Metrics:          v.Metrics,
-		DuplicatesByTool: v.DuplicatesByTool,
-		Diff:             v.Diff,
-		Repro:            c.Repro,
-		DurationMs:       float64(c.Duration.Microseconds()) / 1000,
-	}
-	if rc.Violations == nil {
-		rc.Violations = []reports.Violation{}
-	}
-	if c.Shrunk != nil {
-		rc.Shrunk = c.Shrunk.String()
-	}
-	for _, f := range c.Unfired {
-		rc.Unfired = append(rc.Unfired, f.String())
-	}
-	if v.Verdict != reports.Pass || v.Detected != "" {
-		rc.Trace = c.Trace()
-	}
-	return rc
-}
-
 // String describes the case on one screen: what broke, the beats around the fault, and the
 // command that replays it.
 func (c *Case) String() string {
 	var b strings.Builder
 	v := c.Verdict
-	fmt.Fprintf(&b, "%s under %s (seed %d): %s", c.Target, c.Schedule, c.Seed, v.Verdict)
+	fmt.Fprintf(&b, "%s under %s (seed %d): %s", c.Target, c.Schedule, c.Seed, v.Outcome)
 	if v.Detected != "" {
 		fmt.Fprintf(&b, " (stopped loudly: %s)", firstLine(v.Detected))
 	}
@@ -154,7 +125,9 @@ func (c *Case) String() string {
 	if c.Shrunk != nil && c.Shrunk.String() != c.Schedule.String() {
 		fmt.Fprintf(&b, "  shrunk to: %s\n", c.Shrunk)
 	}
-	fmt.Fprintf(&b, "  replay: %s\n", c.Repro)
+	if c.Repro != "" {
+		fmt.Fprintf(&b, "  replay: %s\n", c.Repro)
+	}
 	return b.String()
 }
 

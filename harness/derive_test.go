@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reference"
@@ -16,7 +17,7 @@ import (
 
 // reportJSON is a case as its report holds it, wall-clock time aside.
 func reportJSON(t interface{ Fatal(...any) }, c *harness.Case) string {
-	rc := c.Report()
+	rc := campaign.Report(c, 0)
 	rc.DurationMs = 0
 	b, err := json.Marshal(rc)
 	if err != nil {
@@ -25,15 +26,19 @@ func reportJSON(t interface{ Fatal(...any) }, c *harness.Case) string {
 	return string(b)
 }
 
+// agent returns a constructor of the reference agent's variant v, on the onboarding task.
+func agent(v reference.Variant) func() harness.Target {
+	return func() harness.Target { return reference.New(v, reference.Onboarding()) }
+}
+
 func pair(t testing.TB, v reference.Variant, opts harness.Options) (derived, rerun *harness.Runner) {
-	a := reference.New(v, reference.Onboarding())
-	opts.Name = a.Name()
-	d, err := harness.NewRunner(a, opts)
+	opts.Name = reference.New(v, reference.Onboarding()).Name()
+	d, err := harness.NewRunner(agent(v), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.NoDerive = true
-	r, err := harness.NewRunner(a, opts)
+	r, err := harness.NewRunner(agent(v), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +52,7 @@ func TestDerivedCrashStatesEqualReRuns(t *testing.T) {
 	for _, v := range []reference.Variant{reference.Correct, reference.ActThenSave, reference.NoDirsync, reference.MetaDrift, reference.NoChecksum} {
 		d, r := pair(t, v, harness.Options{Seed: 5})
 		n := 0
-		for _, s := range d.Schedules() {
+		for _, s := range schedules(t, d, campaign.Options{}) {
 			if got, want := reportJSON(t, d.Run(s)), reportJSON(t, r.Run(s)); got != want {
 				t.Fatalf("%s under %s:\nderived: %s\nre-run:  %s", v, s, got, want)
 			}
@@ -80,31 +85,6 @@ func TestDerivedEqualsReRunForMultiFaultSchedules(t *testing.T) {
 	})
 }
 
-// Two campaigns with the same seed give the same cases; the number of workers changes nothing.
-func TestCampaignsAreDeterministic(t *testing.T) {
-	run := func(workers int) []string {
-		a := reference.New(reference.ActThenSave, reference.Onboarding())
-		rn, err := harness.NewRunner(a, harness.Options{Mode: harness.Random, Cases: 40, Seed: 11, Workers: workers})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, c := range rn.Explore(context.Background()) {
-			out = append(out, reportJSON(t, c))
-		}
-		return out
-	}
-	one, four := run(1), run(4)
-	if len(one) != 40 {
-		t.Fatalf("%d cases, want 40", len(one))
-	}
-	for i := range one {
-		if one[i] != four[i] {
-			t.Fatalf("case %d differs between 1 and 4 workers:\n%s\n%s", i, one[i], four[i])
-		}
-	}
-}
-
 // A target with threads that wake at the same instants makes the scheduler draw on its seeded
 // source during the golden prefix: a derived crash state carries that on, so derived and re-run
 // cases still agree.
@@ -127,12 +107,9 @@ func TestDerivedEqualsReRunWithThreads(t *testing.T) {
 		}
 		return strings.Join(order, ""), nil
 	}}
-	d, err := harness.NewRunner(target, harness.Options{Faults: []faults.Kind{faults.Kill}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _ := harness.NewRunner(target, harness.Options{Faults: []faults.Kind{faults.Kill}, NoDerive: true})
-	for _, s := range d.Schedules() {
+	d := newRunner(t, target, harness.Options{})
+	r := newRunner(t, target, harness.Options{NoDerive: true})
+	for _, s := range schedules(t, d, campaign.Options{Faults: []faults.Kind{faults.Kill}}) {
 		if got, want := reportJSON(t, d.Run(s)), reportJSON(t, r.Run(s)); got != want {
 			t.Fatalf("under %s:\nderived: %s\nre-run:  %s", s, got, want)
 		}

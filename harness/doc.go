@@ -1,5 +1,7 @@
-// Package harness runs a target (the harness under test) under faults and judges each run
-// against an uninterrupted one.
+// Package harness is what a target (the harness under test) is written against, and the
+// simulation kernel that runs it: golden runs, one case under a schedule, crash states derived
+// from a golden recording. Campaigns of many cases are package campaign's; go test integration
+// is package chaoskittest's. It imports neither testing nor rapid, and registers no flag.
 //
 // # The target and its Env
 //
@@ -9,7 +11,9 @@
 // through Env.Mark. Each of these is a beat, numbered from 0 across the whole run; faults are
 // scheduled at beats (see package faults), which is what makes every case reproducible. A
 // target may also declare its tools (Tooler), read its durable state back (Stater), and give
-// go-cmp options (Comparer); Func adapts plain functions.
+// go-cmp options (Comparer); Func adapts plain functions. A Runner builds a new instance of the
+// target for every process (NewRunner takes a constructor; Fresh makes one from a template
+// value), so that whatever a process keeps in memory dies with it.
 //
 // # A case
 //
@@ -30,11 +34,4 @@
 // switching only at beats under a seeded scheduler. Cases with a fleet fault (lease, deploy,
 // switch) run with Options.FleetReplicas workers, so that a worker frozen past its lease can be
 // taken over.
-//
-// # Campaigns
-//
-// Runner.Schedules lists a campaign's schedules: Exhaustive (every kind at every beat where it
-// applies) or Random (several faults per schedule, drawn from the seed, failures shrunk).
-// Runner.Explore runs them in parallel; results do not depend on the parallelism. Check does all
-// of this from a go test and prints, for each failure, the command that replays it.
 package harness

@@ -304,61 +304,31 @@ func (e *Env) alive() {
 	}
 }
 
-// beat records a beat and fires the fault due at it, if any. A crash does not return; a freeze
-// or a switch returns once the thread has the baton again.
+// beat records a beat (see run.step) and acts on the fault due at it, if any. A crash does not
+// return; a freeze or a switch returns once the thread has the baton again.
 func (e *Env) beat(b Beat) (int, *faults.Fault) {
 	e.alive()
-	r, p := e.r, e.p
+	r := e.r
 	r.mu.Lock()
 	r.progress++
 	if e.bare {
 		r.mu.Unlock()
 		return -1, nil
 	}
-	b.Worker, b.Attempt = p.slot.id, p.attempt
-	idx := len(r.beats)
-	r.beats = append(r.beats, b)
-	if r.rec != nil {
-		r.rec.at(r)
-	}
+	idx, due := r.step(e.p, b)
 	over := idx >= r.maxBeats
-	var due *faults.Fault
-	for i := range r.sched {
-		if r.fired[i] < 0 && r.sched[i].Beat <= idx {
-			info, _ := r.sched[i].Kind.Info()
-			if b.in(info.On) {
-				r.fired[i] = idx
-				r.beats[idx].Fault = i + 1
-				due = &r.sched[i]
-				break
-			}
-		}
-	}
 	r.mu.Unlock()
 	if over {
 		r.exit(event{t: r.current, kind: evOver})
 	}
-	if due != nil {
-		if p.firstFault < 0 {
-			p.firstFault = idx
-		}
-		switch {
-		case isCrash(due.Kind):
-			r.exit(event{t: r.current, kind: evCrash, fault: due})
-		case due.Kind == faults.Lease:
-			r.report(event{t: r.current, kind: evFreeze, fault: due})
-		case due.Kind == faults.Switch:
-			r.report(event{t: r.current, kind: evYield, fault: due})
-		}
-	}
-	if b.Kind == BeatMark {
-		p.marks++
-		p.sinceMark = 0
-	} else {
-		p.sinceMark++
-		if p.marks == 0 {
-			p.toMark++
-		}
+	switch {
+	case due == nil:
+	case isCrash(due.Kind):
+		r.exit(event{t: r.current, kind: evCrash, fault: due})
+	case due.Kind == faults.Lease:
+		r.report(event{t: r.current, kind: evFreeze, fault: due})
+	case due.Kind == faults.Switch:
+		r.report(event{t: r.current, kind: evYield, fault: due})
 	}
 	return idx, due
 }

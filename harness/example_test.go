@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"testing"
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
@@ -54,33 +53,10 @@ func (journal) State(fsys afero.Fs) (any, error) {
 	return string(b), err
 }
 
-// printingTB stands in for a *testing.T in the examples, printing what Check reports.
-type printingTB struct {
-	testing.TB
-	name string
-}
-
-func (p printingTB) Helper()                           {}
-func (p printingTB) Name() string                      { return p.name }
-func (p printingTB) Logf(format string, args ...any)   { fmt.Printf("log: "+format+"\n", args...) }
-func (p printingTB) Errorf(format string, args ...any) { fmt.Printf("error: "+format+"\n", args...) }
-func (p printingTB) Fatalf(format string, args ...any) { fmt.Printf("fatal: "+format+"\n", args...) }
-
-// In a test, Check crashes the harness at every beat under every fault kind and fails the test
-// for each case that does not pass. This journal fsyncs its file and its directory: it passes.
-func ExampleCheck() {
-	t := printingTB{name: "TestJournal"} // in a real test, the *testing.T
-	harness.Check(t, journal{steps: 3, dirSync: true}, harness.Options{
-		Faults: []faults.Kind{faults.Kill, faults.Power, faults.FsyncFail},
-	})
-	// Output:
-	// log: chaoskit: TestJournal: 26 cases over 11 golden beats, 0 did not pass
-}
-
 // Run runs one case. Without the directory fsync, a power loss after the log was created takes
 // the log away with its directory entry, and the restart redoes the finished steps.
 func ExampleRunner_Run() {
-	rn, err := harness.NewRunner(journal{steps: 3}, harness.Options{Name: "journal"})
+	rn, err := harness.NewRunner(harness.Fresh(journal{steps: 3}), harness.Options{Name: "journal"})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -106,20 +82,30 @@ func ExampleRunner_Run() {
 	//         14  p1  fs.write journal +7B @14
 	//         15  p1  fs.sync journal
 	//         16  p1  mark step 2   [process 1 completed]
-	//   replay: chaoskit replay --target journal --seed 0 --schedule 'power@6'
 }
 
-// Explore runs a whole campaign: here every power loss, at every beat.
-func ExampleRunner_Explore() {
-	rn, _ := harness.NewRunner(journal{steps: 3}, harness.Options{Name: "journal", Faults: []faults.Kind{faults.Power}})
-	failed := 0
-	cases := rn.Explore(context.Background())
-	for _, c := range cases {
-		if c.Failed() {
-			failed++
-		}
+// A target that keeps its progress in memory, in a field of its own, loses it with the process:
+// NewRunner builds a new instance for every process, so a crash discards what the instance
+// held, as a SIGKILL would. Here the counter restarts from zero after the kill, and the restart
+// marks step 0 again: durable work done twice, or rather work that was never durable.
+func ExampleFresh() {
+	rn, err := harness.NewRunner(harness.Fresh(counter{}), harness.Options{Name: "counter"})
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
-	fmt.Printf("%d of %d power losses lose finished work\n", failed, len(cases))
+	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 2}})
+	fmt.Println(c.Verdict.Outcome, c.Verdict.Violations[0].Property)
 	// Output:
-	// 6 of 10 power losses lose finished work
+	// fail bounded-work-lost
+}
+
+// counter counts its steps in a field: progress in memory only.
+type counter struct{ done int }
+
+func (c *counter) Run(ctx context.Context, env *harness.Env) (any, error) {
+	for ; c.done < 4; c.done++ {
+		env.Mark(fmt.Sprintf("step %d", c.done))
+	}
+	return c.done, nil
 }

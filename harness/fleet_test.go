@@ -70,9 +70,9 @@ func TestStuckRunsAreDetected(t *testing.T) {
 	if !c.Breaks(oracle.Completes) || !strings.Contains(c.Verdict.Violations[0].Detail, "stuck: nothing will ever wake the run") {
 		t.Fatalf("%s", c)
 	}
-	_, err := harness.NewRunner(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+	_, err := harness.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 		return env.Await(ctx, "never")
-	}}, harness.Options{Name: "waiter"})
+	}}), harness.Options{Name: "waiter"})
 	if err == nil || !strings.Contains(err.Error(), "waiter: golden run failed: stuck") || !strings.Contains(err.Error(), "a message on never") {
 		t.Fatalf("err = %v", err)
 	}
@@ -172,7 +172,7 @@ func TestToolFaults(t *testing.T) {
 			return fmt.Sprintf("%v; %d message(s)", err, len(msgs)), nil
 		},
 	}
-	rn := newRunner(t, target, harness.Options{Faults: []faults.Kind{faults.ToolTransient}})
+	rn := newRunner(t, target, harness.Options{})
 	for _, tc := range []struct {
 		fault   faults.Kind
 		result  string
@@ -265,13 +265,13 @@ func TestDeployAndSwitch(t *testing.T) {
 
 // A panic in a thread started with Go ends the process, as in a real one: it is not swallowed.
 func TestThreadPanicEndsTheProcess(t *testing.T) {
-	_, err := harness.NewRunner(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+	_, err := harness.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 		env.Go(func(ctx context.Context) {
 			var m map[string]int
 			m["boom"]++
 		})
 		return nil, env.Sleep(ctx, time.Second)
-	}}, harness.Options{Name: "threaded"})
+	}}), harness.Options{Name: "threaded"})
 	if err == nil || !strings.Contains(err.Error(), "golden run panicked: assignment to entry in nil map") {
 		t.Fatalf("err = %v", err)
 	}
@@ -299,13 +299,13 @@ func TestFencingTokensAreGlobal(t *testing.T) {
 
 // A bare run is judged by its progress, not its beats (it has none): a long one is not hung.
 func TestRunBare(t *testing.T) {
-	res, err := harness.RunBare(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+	res, err := harness.RunBare(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 		for i := 0; i < 40; i++ {
 			time.Sleep(10 * time.Millisecond) // real work between Env calls
 			env.Mark("step")
 		}
 		return "done", nil
-	}}, afero.NewMemMapFs(), harness.Options{Timeout: 300 * time.Millisecond})
+	}}), afero.NewMemMapFs(), harness.Options{Timeout: 300 * time.Millisecond})
 	if res != "done" || err != nil {
 		t.Fatalf("RunBare = %v, %v", res, err)
 	}
@@ -314,5 +314,5 @@ func TestRunBare(t *testing.T) {
 			t.Fatal("RunBare with a nil filesystem did not panic")
 		}
 	}()
-	harness.RunBare(harness.Func{}, nil, harness.Options{})
+	harness.RunBare(harness.Fresh(harness.Func{}), nil, harness.Options{})
 }

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
-	"github.com/chaoskit/chaoskit/reports"
 	"github.com/spf13/afero"
 )
 
@@ -66,24 +66,47 @@ func (s steps) State(fsys afero.Fs) (any, error) {
 	return string(b), err
 }
 
+// newRunner returns a runner of target. Every process gets target itself: the test targets
+// keep what they must in Run's own variables.
 func newRunner(t *testing.T, target harness.Target, opts harness.Options) *harness.Runner {
 	t.Helper()
-	rn, err := harness.NewRunner(target, opts)
+	rn, err := harness.NewRunner(func() harness.Target { return target }, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rn
 }
 
+// schedules lists the schedules of the campaign opts describes over rn's target.
+func schedules(t testing.TB, rn *harness.Runner, opts campaign.Options) []faults.Schedule {
+	t.Helper()
+	s, err := campaign.Schedules(rn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// explore runs the campaign opts describes over rn's target.
+func explore(t *testing.T, rn *harness.Runner, opts campaign.Options) []*harness.Case {
+	t.Helper()
+	cases, err := campaign.Explore(context.Background(), rn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
 func kill(beat int) faults.Schedule { return faults.Schedule{{Kind: faults.Kill, Beat: beat}} }
 
 func TestSimpleTargetPassesEverything(t *testing.T) {
-	rn := newRunner(t, steps{n: 4}, harness.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.DiskFull, faults.FsyncFail}})
-	if got := strings.Join(rn.GoldenTrace(), "|"); got != "fs.create log|fs.syncdir .|fs.write log +1B @0|fs.sync log|mark step a|fs.write log +1B @1|fs.sync log|mark step b|fs.write log +1B @2|fs.sync log|mark step c|fs.write log +1B @3|fs.sync log|mark step d" {
+	rn := newRunner(t, steps{n: 4}, harness.Options{})
+	g, _ := rn.Golden(nil)
+	if got := strings.Join(g.Trace(), "|"); got != "fs.create log|fs.syncdir .|fs.write log +1B @0|fs.sync log|mark step a|fs.write log +1B @1|fs.sync log|mark step b|fs.write log +1B @2|fs.sync log|mark step c|fs.write log +1B @3|fs.sync log|mark step d" {
 		t.Fatalf("golden trace: %s", got)
 	}
-	for _, c := range rn.Explore(context.Background()) {
-		if c.Verdict.Verdict != reports.Pass {
+	for _, c := range explore(t, rn, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.DiskFull, faults.FsyncFail}}) {
+		if c.Verdict.Outcome != oracle.Pass {
 			t.Errorf("%s", c)
 		}
 	}
@@ -91,8 +114,8 @@ func TestSimpleTargetPassesEverything(t *testing.T) {
 
 // The same target keeps no checksums, so a write that tears into garbage becomes its state.
 func TestTornGarbageCatchesAChecksumlessLog(t *testing.T) {
-	rn := newRunner(t, steps{n: 4}, harness.Options{Faults: []faults.Kind{faults.Torn}})
-	cases := rn.Explore(context.Background())
+	rn := newRunner(t, steps{n: 4}, harness.Options{})
+	cases := explore(t, rn, campaign.Options{Faults: []faults.Kind{faults.Torn}})
 	if len(cases) != 4 {
 		t.Fatalf("%d torn cases, want one garbage case per write (1-byte writes do not tear as a prefix)", len(cases))
 	}
@@ -118,7 +141,7 @@ func TestNondeterministicTargetIsRefused(t *testing.T) {
 		}
 		return nil, f.Close()
 	}}
-	_, err := harness.NewRunner(target, harness.Options{Name: "flaky"})
+	_, err := harness.NewRunner(func() harness.Target { return target }, harness.Options{Name: "flaky"})
 	if !errors.Is(err, harness.ErrNondeterministic) {
 		t.Fatalf("err = %v, want ErrNondeterministic", err)
 	}
@@ -140,7 +163,7 @@ func TestGoldenRunFailuresAreErrors(t *testing.T) {
 		}, `call to undeclared tool "nope"`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := harness.NewRunner(harness.Func{RunFunc: tc.run}, harness.Options{Name: name, Timeout: time.Second})
+			_, err := harness.NewRunner(harness.Fresh(harness.Func{RunFunc: tc.run}), harness.Options{Name: name, Timeout: time.Second})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}
@@ -183,7 +206,7 @@ func TestCrashCannotBeSwallowed(t *testing.T) {
 		if wroteAfter.Load() {
 			t.Fatalf("run %d: a deferred call of the crashed process wrote to the disk", i)
 		}
-		if c.Verdict.Verdict != reports.Pass || c.Verdict.Metrics.Restarts != 1 || c.Result != "done" {
+		if c.Verdict.Outcome != oracle.Pass || c.Verdict.Metrics.Restarts != 1 || c.Result != "done" {
 			t.Fatalf("restarts = %d, result %v: %s", c.Verdict.Metrics.Restarts, c.Result, c)
 		}
 	}
@@ -194,7 +217,7 @@ func TestCrashCannotBeSwallowed(t *testing.T) {
 func TestCrashDuringRecovery(t *testing.T) {
 	rn := newRunner(t, steps{n: 4}, harness.Options{})
 	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 3}, {Kind: faults.Power, Beat: 6}})
-	if c.Verdict.Verdict != reports.Pass || c.Verdict.Metrics.Restarts != 2 || len(c.Unfired) != 0 {
+	if c.Verdict.Outcome != oracle.Pass || c.Verdict.Metrics.Restarts != 2 || len(c.Unfired) != 0 {
 		t.Fatalf("%s (restarts %d, unfired %v)", c, c.Verdict.Metrics.Restarts, c.Unfired)
 	}
 }
@@ -203,7 +226,7 @@ func TestHungRecoveryIsUnknown(t *testing.T) {
 	target := steps{n: 3, onResume: func(env *harness.Env, done int) { select {} }}
 	rn := newRunner(t, target, harness.Options{Timeout: time.Second})
 	c := rn.Run(kill(4))
-	if c.Verdict.Verdict != reports.Unknown || !strings.Contains(c.Verdict.Reason, "hung: no beat for 1s") {
+	if c.Verdict.Outcome != oracle.Unknown || !strings.Contains(c.Verdict.Reason, "hung: no beat for 1s") {
 		t.Fatalf("%s", c)
 	}
 }
@@ -242,7 +265,7 @@ func TestLivelockIsBounded(t *testing.T) {
 	if !c.Breaks(oracle.Completes) || !strings.Contains(c.Verdict.Violations[0].Detail, "no end in sight") {
 		t.Fatalf("%s", c)
 	}
-	if c.Verdict.Metrics.Beats != 10*rn.GoldenBeats()+1000+1 {
+	if g, _ := rn.Golden(nil); c.Verdict.Metrics.Beats != 10*g.Len()+1000+1 {
 		t.Errorf("the budget stopped it after %d beats", c.Verdict.Metrics.Beats)
 	}
 }
@@ -254,7 +277,7 @@ func TestUnfiredFaultsAreReported(t *testing.T) {
 	if len(c.Unfired) != 1 || c.Unfired[0].Beat != 500 {
 		t.Fatalf("unfired = %v", c.Unfired)
 	}
-	if got := c.Report().Unfired; len(got) != 1 || got[0] != "power@500" {
+	if got := campaign.Report(c, 0).Unfired; len(got) != 1 || got[0] != "power@500" {
 		t.Fatalf("report unfired = %v", got)
 	}
 }

@@ -27,17 +27,17 @@ import (
 // When no thread can run, the clock jumps to the next thing due: a timer, a message, a
 // restart, the end of a freeze. A single thread that never blocks costs nothing per beat.
 type run struct {
-	target Target
-	o      *Options
-	sched  faults.Schedule
-	fired  []int // the beat each fault fired at, or -1
-	disk   *faults.Disk
-	world  *World
-	clock  *faults.Clock
-	rec    *recorder  // set while recording a golden run
-	pcg    *rand.PCG  // the scheduler's seeded source...
-	rng    *rand.Rand // ...and its choices
-	bare   afero.Fs   // set for a bare run: processes use it directly, without beats or faults
+	newTarget func() Target // one instance per process
+	o         *Options
+	sched     faults.Schedule
+	fired     []int // the beat each fault fired at, or -1
+	disk      *faults.Disk
+	world     *World
+	clock     *faults.Clock
+	rec       *recorder  // set while recording a golden run
+	pcg       *rand.PCG  // the scheduler's seeded source...
+	rng       *rand.Rand // ...and its choices
+	bare      afero.Fs   // set for a bare run: processes use it directly, without beats or faults
 
 	mu       sync.Mutex // guards beats and the world against a thread the runner gave up on
 	beats    []Beat
@@ -179,18 +179,18 @@ func firstLine(s string) string {
 	return line
 }
 
-func newRun(t Target, o *Options, tools []Tool, s faults.Schedule, maxBeats, goldenBeats int) *run {
+func newRun(newTarget func() Target, o *Options, tools []Tool, s faults.Schedule, maxBeats, goldenBeats int) *run {
 	r := &run{
-		target:   t,
-		o:        o,
-		sched:    s,
-		fired:    make([]int, len(s)),
-		clock:    faults.NewClock(faults.Epoch),
-		notes:    map[int]string{},
-		maxBeats: maxBeats,
-		beats:    make([]Beat, 0, goldenBeats+goldenBeats/2),
-		pcg:      rand.NewPCG(o.Seed, 0x736368656475),
-		events:   make(chan event),
+		newTarget: newTarget,
+		o:         o,
+		sched:     s,
+		fired:     make([]int, len(s)),
+		clock:     faults.NewClock(faults.Epoch),
+		notes:     map[int]string{},
+		maxBeats:  maxBeats,
+		beats:     make([]Beat, 0, goldenBeats+goldenBeats/2),
+		pcg:       rand.NewPCG(o.Seed, 0x736368656475),
+		events:    make(chan event),
 	}
 	r.rng = rand.New(r.pcg)
 	r.disk = faults.NewDisk(faults.DiskOptions{Now: r.clock.Now, Sector: o.Sector})
@@ -219,10 +219,12 @@ func (r *run) newProcess(s *slot) *process {
 	return p
 }
 
-// start starts a process for slot s: its main thread, runnable.
+// start starts a process for slot s: a fresh instance of the target, whose Run is its main
+// thread, runnable. The instance is built on that thread, so that a constructor that panics
+// fails the process like a Run that does.
 func (r *run) start(s *slot) {
 	p := r.newProcess(s)
-	r.spawn(p, func(ctx context.Context) (any, error) { return r.target.Run(ctx, p.env) })
+	r.spawn(p, func(ctx context.Context) (any, error) { return r.newTarget().Run(ctx, p.env) })
 }
 
 // spawn starts a thread of p; it waits for the baton before running f.
@@ -623,6 +625,43 @@ func (r *run) stuckEnding() ending {
 	}
 	r.killAll()
 	return ending{err: fmt.Errorf("stuck: nothing will ever wake the run (%s)", strings.Join(waiting, "; ")), gaveUp: true}
+}
+
+// step records beat b of process p: the one place where beats are numbered, scheduled faults
+// fire and progress is accounted, for a beat a process makes and for one replayed from a golden
+// recording (Runner.derive) alike. It returns the beat's index and the fault that fires there,
+// if any. The caller holds r.mu, or owns r alone.
+func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
+	b.Worker, b.Attempt = p.slot.id, p.attempt
+	idx := len(r.beats)
+	r.beats = append(r.beats, b)
+	if r.rec != nil {
+		r.rec.at(r)
+	}
+	var due *faults.Fault
+	for i := range r.sched {
+		if r.fired[i] < 0 && r.sched[i].Beat <= idx && b.Admits(r.sched[i].Kind) {
+			r.fired[i] = idx
+			r.beats[idx].Fault = i + 1
+			due = &r.sched[i]
+			break
+		}
+	}
+	if due != nil && p.firstFault < 0 {
+		p.firstFault = idx
+	}
+	switch {
+	case due != nil && isCrash(due.Kind): // the process stops here: the beat is not progress
+	case b.Kind == BeatMark:
+		p.marks++
+		p.sinceMark = 0
+	default:
+		p.sinceMark++
+		if p.marks == 0 {
+			p.toMark++
+		}
+	}
+	return idx, due
 }
 
 // pending reports whether a scheduled fault has yet to fire.

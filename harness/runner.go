@@ -8,7 +8,6 @@ import (
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
-	"github.com/chaoskit/chaoskit/reports"
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/afero"
 )
@@ -22,61 +21,58 @@ const maxGoldenBeats = 10_000_000
 // Runner runs cases against one target. NewRunner records the target's golden run (twice, to
 // check that it is deterministic); each case then runs the target under a schedule and judges
 // the outcome against the golden run. Cases with a fleet fault (lease, deploy, switch) need
-// several workers; they are judged against a golden run of Options.FleetReplicas workers.
+// several workers; they are judged against a golden run of Options.FleetReplicas workers,
+// recorded the first time one is needed.
 //
 // A case whose first fault is a crash does not re-run the golden prefix: the disk, the world and
 // the clock at the crash beat are rebuilt from the golden recording, as ALICE builds crash
 // states, and only the recovery runs. A Runner is safe for concurrent use.
 type Runner struct {
-	target Target
-	o      Options
-	tools  []Tool
-	stater Stater
-	cmp    []cmp.Option
+	newTarget func() Target
+	o         Options
+	tools     []Tool
+	stater    bool
+	cmp       []cmp.Option
 
 	mu      sync.Mutex
-	goldens map[int]*golden // by number of workers
+	goldens map[int]*Golden // by number of workers
 }
 
-// golden is a recorded golden run.
-type golden struct {
+// Golden is a recorded golden run: the target run to completion without faults, with every beat
+// and the disk, world and clock before each, so that a crash state at any beat can be rebuilt.
+// It is read-only.
+type Golden struct {
 	r   *run
 	obs *oracle.Observation
 	err error
 }
 
-// NewRunner records the golden run of target and checks that a second one does the same. It
-// returns an error if the golden run does not complete, hangs, panics, or is not deterministic
-// (wrapping ErrNondeterministic). If Options.Faults holds fleet faults it records the golden run
-// with Options.FleetReplicas workers too.
-func NewRunner(target Target, opts Options) (*Runner, error) {
-	if target == nil {
-		panic("harness: NewRunner with a nil Target")
+// NewRunner records the golden run of the target that newTarget builds, and checks that a
+// second one does the same. newTarget is called once per process (the golden runs' included,
+// and every restart's), so that whatever a process keeps in memory dies with it; Fresh makes
+// one from a template value. NewRunner returns an error if the golden run does not complete,
+// hangs, panics, or is not deterministic (wrapping ErrNondeterministic).
+func NewRunner(newTarget func() Target, opts Options) (*Runner, error) {
+	if newTarget == nil {
+		panic("harness: NewRunner with a nil target constructor")
 	}
-	rn := &Runner{target: target, o: opts.withDefaults(), goldens: map[int]*golden{}}
-	if t, ok := target.(Tooler); ok {
+	spec := newTarget()
+	if spec == nil {
+		panic("harness: NewRunner: the target constructor returned nil")
+	}
+	rn := &Runner{newTarget: newTarget, o: opts.withDefaults(), goldens: map[int]*Golden{}}
+	if t, ok := spec.(Tooler); ok {
 		rn.tools = t.Tools()
 	}
-	rn.stater, _ = target.(Stater)
-	if c, ok := target.(Comparer); ok {
+	_, rn.stater = spec.(Stater)
+	if c, ok := spec.(Comparer); ok {
 		rn.cmp = c.CmpOptions()
 	}
 	newWorld(rn.tools) // panics now, not in a case, on a malformed tool list
-	if g := rn.golden(rn.o.Replicas); g.err != nil {
-		return nil, g.err
-	}
-	if g := rn.golden(rn.replicas(faults.Schedule(kindsAsFaults(rn.o.Faults)))); g.err != nil {
-		return nil, g.err
+	if _, err := rn.Golden(nil); err != nil {
+		return nil, err
 	}
 	return rn, nil
-}
-
-func kindsAsFaults(ks []faults.Kind) []faults.Fault {
-	out := make([]faults.Fault, len(ks))
-	for i, k := range ks {
-		out[i].Kind = k
-	}
-	return out
 }
 
 // replicas returns how many workers run schedule s: Options.Replicas, or FleetReplicas when s
@@ -90,44 +86,47 @@ func (rn *Runner) replicas(s faults.Schedule) int {
 	return rn.o.Replicas
 }
 
-// golden returns the golden run of the target with n workers, recording it (twice) the first
-// time.
-func (rn *Runner) golden(n int) *golden {
+// Golden returns the golden run that schedule s is judged against: with Options.Replicas
+// workers, or FleetReplicas when s holds a fleet fault. It records that golden run (twice, to
+// check that it is deterministic) the first time, and returns the error NewRunner would.
+func (rn *Runner) Golden(s faults.Schedule) (*Golden, error) {
+	n := rn.replicas(s)
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
-	if g, ok := rn.goldens[n]; ok {
-		return g
+	g, ok := rn.goldens[n]
+	if !ok {
+		g = rn.record(n)
+		rn.goldens[n] = g
 	}
-	g := &golden{}
-	rn.goldens[n] = g
+	return g, g.err
+}
+
+// record records the golden run with n workers, twice.
+func (rn *Runner) record(n int) *Golden {
 	name := rn.o.Name
 	if n > 1 {
 		name = fmt.Sprintf("%s with %d workers", rn.o.Name, n)
 	}
-	r, obs, err := rn.record(n, name)
+	r, obs, err := rn.once(n, name)
 	if err != nil {
-		g.err = err
-		return g
+		return &Golden{err: err}
 	}
-	_, again, err := rn.record(n, name)
+	_, again, err := rn.once(n, name)
 	if err != nil {
-		g.err = fmt.Errorf("%s: second %w", name, errors.Unwrap(err))
-		return g
+		return &Golden{err: fmt.Errorf("%s: second %w", name, errors.Unwrap(err))}
 	}
 	if v := oracle.CheckDeterministic(obs, again, oracle.Options{Compare: rn.cmp}); len(v) > 0 {
-		g.err = fmt.Errorf("%s: %w: %s", name, ErrNondeterministic, v[0].Detail)
-		return g
+		return &Golden{err: fmt.Errorf("%s: %w: %s", name, ErrNondeterministic, v[0].Detail)}
 	}
 	obs.Trace = nil // only the determinism check needed it
-	g.r, g.obs = r, obs
-	return g
+	return &Golden{r: r, obs: obs}
 }
 
-// record runs the target once without faults, recording where it stood at every beat.
-func (rn *Runner) record(replicas int, name string) (*run, *oracle.Observation, error) {
+// once runs the target once without faults, recording where it stood at every beat.
+func (rn *Runner) once(replicas int, name string) (*run, *oracle.Observation, error) {
 	o := rn.o
 	o.Replicas = replicas
-	r := newRun(rn.target, &o, rn.tools, nil, maxGoldenBeats, 64)
+	r := newRun(rn.newTarget, &o, rn.tools, nil, maxGoldenBeats, 64)
 	r.disk.StartLog()
 	r.rec = &recorder{}
 	x := r.startAll()
@@ -138,20 +137,37 @@ func (rn *Runner) record(replicas int, name string) (*run, *oracle.Observation, 
 		}
 		return nil, nil, fmt.Errorf("%s: %w %s", name, errGolden, why)
 	}
-	return r, r.observe(x, rn.stater, true), nil
+	return r, r.observe(x, rn.state(), true), nil
 }
 
-// GoldenBeats returns the number of beats of the golden run (with Options.Replicas workers).
-func (rn *Runner) GoldenBeats() int { return rn.golden(rn.o.Replicas).obs.Beats }
+// state reads the target's durable state from fsys, with a fresh instance: State must depend on
+// the disk alone. It returns nil without a Stater.
+func (rn *Runner) state() Stater {
+	if !rn.stater {
+		return nil
+	}
+	return rn.newTarget().(Stater)
+}
 
-// GoldenTrace returns the labels of the golden run's beats, in order.
-func (rn *Runner) GoldenTrace() []string {
-	g := rn.golden(rn.o.Replicas).r
-	out := make([]string, len(g.beats))
-	for i, b := range g.beats {
+// Len returns the number of beats of the golden run.
+func (g *Golden) Len() int { return g.obs.Beats }
+
+// Beat returns beat i of the golden run.
+func (g *Golden) Beat(i int) Beat { return g.r.beats[i] }
+
+// Trace returns the labels of the golden run's beats, in order.
+func (g *Golden) Trace() []string {
+	out := make([]string, len(g.r.beats))
+	for i, b := range g.r.beats {
 		out[i] = b.Label()
 	}
 	return out
+}
+
+// Tearable reports whether a torn crash of the given mode at beat k would leave the disk
+// otherwise than a plain power loss there: whether a torn@k case tests anything.
+func (g *Golden) Tearable(k int, mode string) bool {
+	return g.r.disk.Replay(g.r.rec.cursors[k].disk, faults.DiskOptions{}).Tearable(mode)
 }
 
 // Options returns the runner's options, with defaults filled in.
@@ -164,16 +180,19 @@ func (rn *Runner) Run(s faults.Schedule) *Case {
 		panic("harness: Runner.Run: " + err.Error())
 	}
 	start := time.Now()
-	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s, Repro: rn.o.Repro(s)}
+	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s}
+	if rn.o.Repro != nil {
+		c.Repro = rn.o.Repro(s)
+	}
 	o := rn.o
 	o.Replicas = rn.replicas(s)
-	gold := rn.golden(o.Replicas)
-	if gold.err != nil {
-		c.Verdict = oracle.Verdict{Verdict: reports.Unknown, Reason: gold.err.Error()}
+	gold, err := rn.Golden(s)
+	if err != nil {
+		c.Verdict = oracle.Verdict{Outcome: oracle.Unknown, Reason: err.Error()}
 		return c
 	}
-	g := gold.obs.Beats
-	r := newRun(rn.target, &o, rn.tools, s, 10*g+1000, g)
+	g := gold.Len()
+	r := newRun(rn.newTarget, &o, rn.tools, s, 10*g+1000, g)
 	var x ending
 	if len(s) > 0 && rn.derivable(s[0], o.Replicas, g) {
 		if x0, stop := rn.derive(r, gold.r, s[0]); stop {
@@ -184,7 +203,7 @@ func (rn *Runner) Run(s faults.Schedule) *Case {
 	} else {
 		x = r.startAll()
 	}
-	obs := r.observe(x, rn.stater, false)
+	obs := r.observe(x, rn.state(), false)
 	c.Verdict = oracle.Check(gold.obs, obs, oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack})
 	c.Result, c.State = obs.Result, obs.State
 	for i, b := range r.fired {
@@ -192,7 +211,7 @@ func (rn *Runner) Run(s faults.Schedule) *Case {
 			c.Unfired = append(c.Unfired, s[i])
 		}
 	}
-	if c.Verdict.Verdict != reports.Pass || c.Verdict.Detected != "" {
+	if c.Verdict.Outcome != oracle.Pass || c.Verdict.Detected != "" {
 		c.Beats, c.Notes = r.beats, r.notes
 	}
 	c.Duration = time.Since(start)
@@ -214,9 +233,10 @@ func (rn *Runner) derivable(f faults.Fault, replicas, goldenBeats int) bool {
 	return !rn.o.NoDerive && replicas == 1 && f.Beat < goldenBeats && isCrash(f.Kind)
 }
 
-// derive puts r where a run crashed by f at beat f.Beat stands, from the golden recording: the
-// golden prefix is what the first process did, because the target is deterministic. It returns
-// true if the crash ends the run.
+// derive puts r where a run crashed by f at beat f.Beat stands, from the golden recording g:
+// the golden prefix is what the first process did, because the target is deterministic, so its
+// beats are replayed through the same accounting a live beat goes through, and f fires at the
+// last of them. It returns true if the crash ends the run.
 func (rn *Runner) derive(r *run, g *run, f faults.Fault) (ending, bool) {
 	k := f.Beat
 	at := g.rec.cursors[k]
@@ -226,37 +246,46 @@ func (rn *Runner) derive(r *run, g *run, f faults.Fault) (ending, bool) {
 	if err := r.pcg.UnmarshalBinary(at.sched); err != nil {
 		panic(err) // it was marshalled by the same type
 	}
-	r.beats = append(make([]Beat, 0, cap(r.beats)+k+1), g.beats[:k+1]...)
-	r.beats[k].Fault = 1
-	r.fired[0] = k
 	p := r.newProcess(r.slots[0])
-	p.start, p.firstFault = 0, k
-	for _, b := range g.beats[:k] { // what the process had done, as beat() counts it
-		if b.Kind == BeatMark {
-			p.marks, p.sinceMark = p.marks+1, 0
-		} else {
-			p.sinceMark++
-			if p.marks == 0 {
-				p.toMark++
-			}
-		}
+	for _, b := range g.beats[:k+1] {
+		r.step(p, b)
 	}
 	return r.crashed(p, f)
 }
 
-// RunBare runs target once, uninterrupted, outside any campaign: its processes use fsys
+// CrashState returns the durable state the target would find on restarting after crash fault
+// f (kill, power, torn or corrupt) at beat f.Beat of the golden run: what a restarted process
+// reads, without running it. The target must implement Stater and run with one worker.
+func (rn *Runner) CrashState(f faults.Fault) (any, error) {
+	g, _ := rn.Golden(nil)
+	switch {
+	case !rn.stater:
+		return nil, fmt.Errorf("%s does not implement harness.Stater", rn.o.Name)
+	case !isCrash(f.Kind):
+		return nil, fmt.Errorf("CrashState: %s is not a crash", f)
+	case f.Beat < 0 || f.Beat >= g.Len():
+		return nil, fmt.Errorf("CrashState: beat %d is outside the golden run's %d beats", f.Beat, g.Len())
+	case rn.o.Replicas != 1:
+		return nil, fmt.Errorf("CrashState: only with one worker (Options.Replicas is %d)", rn.o.Replicas)
+	}
+	r := newRun(rn.newTarget, &rn.o, rn.tools, faults.Schedule{f}, 0, 0)
+	rn.derive(r, g.r, f)
+	return rn.state().State(r.disk)
+}
+
+// RunBare runs the target once, uninterrupted, outside any campaign: its processes use fsys
 // directly, with no beats and no faults, under the same scheduler and virtual time. It serves
 // to measure a target without chaoskit, or to smoke-test an adapter.
-func RunBare(target Target, fsys afero.Fs, opts Options) (any, error) {
+func RunBare(newTarget func() Target, fsys afero.Fs, opts Options) (any, error) {
 	if fsys == nil {
 		panic("harness: RunBare with a nil filesystem")
 	}
 	o := opts.withDefaults()
 	var tools []Tool
-	if t, ok := target.(Tooler); ok {
+	if t, ok := newTarget().(Tooler); ok {
 		tools = t.Tools()
 	}
-	r := newRun(target, &o, tools, nil, maxGoldenBeats, 0)
+	r := newRun(newTarget, &o, tools, nil, maxGoldenBeats, 0)
 	r.bare = fsys
 	x := r.startAll()
 	switch {

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"io/fs"
+	"strings"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/afero"
@@ -11,10 +12,11 @@ import (
 // Target is the harness under test, as chaoskit drives it.
 //
 // Run is the target's main: it runs the harness to completion, or resumes it from whatever
-// env.FS holds, and returns its result. chaoskit calls Run once per process: for the golden run,
-// and again after every crash on the disk the crash left. Everything Run keeps in memory dies
-// with the process; only what it wrote through env.FS, and what it did to the world through
-// env.Call, survives. Keep to the Env (no os files, no time.Now, no global rand) and Run is
+// env.FS holds, and returns its result. chaoskit builds a new instance for every process (see
+// NewRunner and Fresh) and calls Run on it once: for the golden run, and again after every crash
+// on the disk the crash left. Everything the instance and Run keep in memory dies with the
+// process; only what it wrote through env.FS, and what it did to the world through env.Call,
+// survives. Keep to the Env (no os files, no time.Now, no global rand) and Run is
 // deterministic, which chaoskit checks.
 //
 // A crash stops Run at a beat the way SIGKILL stops a process: the goroutine that called the
@@ -30,7 +32,8 @@ type Target interface {
 
 // Stater is implemented by targets that can read their durable state back from a disk. The
 // oracle's same-state property compares the state read after the faulty run with the state
-// read after the golden run; without a Stater it is not checked.
+// read after the golden run; without a Stater it is not checked. State is called on a fresh
+// instance, and may be called from several goroutines at once: it must depend on fsys alone.
 type Stater interface {
 	// State reads the target's durable state from fsys: what a new process would find. fsys is
 	// the bare disk, outside any fault.
@@ -49,7 +52,25 @@ type Comparer interface {
 	CmpOptions() []cmp.Option
 }
 
-// Func adapts functions to a Target, with the optional capabilities as fields.
+// Fresh returns a constructor of targets that hands every process its own copy of template,
+// for NewRunner: the common case of a target whose configuration is its fields and whose
+// progress, if it keeps any in memory, starts from template's. The copy is shallow: maps,
+// slices and pointers in template are shared by every process, so keep progress out of them,
+// or write the constructor yourself.
+//
+//	rn, err := harness.NewRunner(harness.Fresh(orders.Agent{Store: "orders.log"}), opts)
+func Fresh[T any, P interface {
+	*T
+	Target
+}](template T) func() Target {
+	return func() Target {
+		t := template
+		return P(&t)
+	}
+}
+
+// Func adapts functions to a Target, with the optional capabilities as fields. Keep a run's
+// progress in Run's own variables: a Func's fields are shared by every process.
 type Func struct {
 	// RunFunc is Target.Run; it is required.
 	RunFunc func(ctx context.Context, env *Env) (any, error)
@@ -92,15 +113,8 @@ func Files(fsys afero.Fs) (map[string]string, error) {
 			return err
 		}
 		b, err := afero.ReadFile(fsys, p)
-		out[trimRoot(p)] = string(b)
+		out[strings.TrimLeft(p, "/")] = string(b)
 		return err
 	})
 	return out, err
-}
-
-func trimRoot(p string) string {
-	for len(p) > 0 && p[0] == '/' {
-		p = p[1:]
-	}
-	return p
 }

@@ -1,17 +1,13 @@
 package oracle
 
-import (
-	"fmt"
-
-	"github.com/chaoskit/chaoskit/reports"
-)
+import "fmt"
 
 // CheckDeterministic compares two golden runs of the same target. A target that does not do
 // the same thing twice cannot be tested by replaying it; the violation names the first beat at
 // which the runs diverge, like a workflow engine's non-determinism error.
-func CheckDeterministic(first, second *Observation, opts Options) []reports.Violation {
-	fail := func(format string, args ...any) []reports.Violation {
-		return []reports.Violation{{Property: Deterministic, Detail: fmt.Sprintf(format, args...)}}
+func CheckDeterministic(first, second *Observation, opts Options) []Violation {
+	fail := func(format string, args ...any) []Violation {
+		return []Violation{{Property: Deterministic, Detail: fmt.Sprintf(format, args...)}}
 	}
 	for i := 0; i < min(len(first.Trace), len(second.Trace)); i++ {
 		if first.Trace[i] != second.Trace[i] {
@@ -32,7 +28,7 @@ func CheckDeterministic(first, second *Observation, opts Options) []reports.Viol
 			return fail("two golden runs differ at effect %d: %s and %s", i, first.Effects[i].Identity, second.Effects[i].Identity)
 		}
 	}
-	var out []reports.Violation
+	var out []Violation
 	func() {
 		defer func() {
 			if p := recover(); p != nil {

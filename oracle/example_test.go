@@ -19,7 +19,7 @@ func ExampleCheck() {
 		},
 		Attempts: []oracle.Attempt{{First: true, Crashed: true}, {}}}
 	v := oracle.Check(golden, faulty, oracle.Options{})
-	fmt.Println(v.Verdict, v.Metrics.Duplicates)
+	fmt.Println(v.Outcome, v.Metrics.Duplicates)
 	for _, viol := range v.Violations {
 		fmt.Printf("%s: %s\n", viol.Property, viol.Detail)
 	}
@@ -27,8 +27,5 @@ func ExampleCheck() {
 	// fail 1
 	// no-duplicate-effects: create_po {"amount":84000} applied 2× (golden 1×) at beat 3 (process 0), beat 8 (process 1)
 	// same-result: the result differs from the golden run's (-golden +faulty):
-	//   string(
-	// - 	"PO-1",
-	// + 	"PO-2",
-	//   )
+	// (value): -"PO-1" +"PO-2"
 }

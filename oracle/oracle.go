@@ -2,25 +2,10 @@ package oracle
 
 import (
 	"fmt"
-	"reflect"
-	"regexp"
 	"sort"
 	"strings"
 
-	"github.com/chaoskit/chaoskit/reports"
 	"github.com/google/go-cmp/cmp"
-)
-
-// The properties, by their stable names. Reports and gates use these names.
-const (
-	Completes          = "completes"
-	SameResult         = "same-result"
-	SameState          = "same-state"
-	NoDuplicateEffects = "no-duplicate-effects"
-	NoLostEffects      = "no-lost-effects"
-	NoPhantomEffects   = "no-phantom-effects"
-	BoundedWorkLost    = "bounded-work-lost"
-	Deterministic      = "deterministic"
 )
 
 // Observation is what one run left behind, as the oracle needs it.
@@ -94,9 +79,9 @@ type Options struct {
 
 // Verdict is the oracle's judgement of one faulty run against the golden run.
 type Verdict struct {
-	Verdict    reports.Verdict
-	Violations []reports.Violation
-	Metrics    reports.Metrics
+	Outcome    Outcome
+	Violations []Violation
+	Metrics    Metrics
 	// NotChecked lists properties that could not be evaluated, each with the reason.
 	NotChecked []string
 	// Detected is the error with which the target stopped loudly on an unrecoverable fault.
@@ -121,7 +106,7 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 		}
 	}
 	if faulty.Undecided != "" {
-		v.Verdict, v.Reason = reports.Unknown, faulty.Undecided
+		v.Outcome, v.Reason = Unknown, faulty.Undecided
 		return v
 	}
 
@@ -171,17 +156,17 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 
 	switch {
 	case len(v.Violations) > 0:
-		v.Verdict = reports.Fail
+		v.Outcome = Fail
 	case v.Reason != "":
-		v.Verdict = reports.Unknown
+		v.Outcome = Unknown
 	default:
-		v.Verdict = reports.Pass
+		v.Outcome = Pass
 	}
 	return v
 }
 
 func (v *Verdict) fail(property, detail string) {
-	v.Violations = append(v.Violations, reports.Violation{Property: property, Detail: detail})
+	v.Violations = append(v.Violations, Violation{Property: property, Detail: detail})
 }
 
 func (v *Verdict) skip(property, why string) {
@@ -217,24 +202,6 @@ func (v *Verdict) compare(property, what string, golden, faulty any, readErr str
 		}
 	}
 }
-
-// diff is cmp.Diff with its output made stable: go-cmp picks, once per process, whether to pad
-// with spaces or non-breaking spaces, precisely so that nobody relies on its output; reports
-// must be byte-identical from run to run, so the padding is made plain spaces.
-//
-// Identical values are equal whatever the options, so reflect.DeepEqual answers first: go-cmp,
-// which is slow, runs only when there is a difference to explain or an option to apply.
-// Addresses that go-cmp prints for pointers, channels and functions are replaced too: they
-// differ from run to run.
-func diff(x, y any, opts []cmp.Option) string {
-	if reflect.DeepEqual(x, y) {
-		return ""
-	}
-	d := strings.ReplaceAll(cmp.Diff(x, y, opts...), "\u00a0", " ")
-	return address.ReplaceAllString(d, "0x…")
-}
-
-var address = regexp.MustCompile(`0x[0-9a-f]{6,}`)
 
 // remade counts the faulty run's model calls beyond the golden run's, purpose by purpose.
 func remade(golden, faulty []string) int {

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/oracle"
-	"github.com/chaoskit/chaoskit/reports"
 )
 
 func effects(ids ...string) []oracle.Effect {
@@ -59,8 +58,35 @@ func TestStateDiffIsGoldenMinusFaultyPlus(t *testing.T) {
 	if props(v) != "same-state" || !v.Metrics.StateMismatch {
 		t.Fatalf("violations %q", props(v))
 	}
-	if !strings.Contains(v.Diff, "- \t\"po\": 1,") || !strings.Contains(v.Diff, "+ \t\"po\": 2,") {
+	if v.Diff != `["po"]: -1 +2` {
 		t.Fatalf("diff:\n%s", v.Diff)
+	}
+}
+
+// A diff names each difference by its path, with the golden value and the faulty one, in text
+// that depends on nothing but the values: the same from run to run and process to process.
+func TestDiffIsStableText(t *testing.T) {
+	type entry struct {
+		Step   int
+		Status string
+		Next   *entry
+	}
+	type state struct {
+		Phase  string
+		Ledger []entry
+		Tags   map[string]int
+	}
+	g, f := done(nil), done(nil)
+	g.State = state{Phase: "running", Ledger: []entry{{0, "committed", nil}, {1, "pending", nil}}, Tags: map[string]int{"a": 1}}
+	f.State = state{Phase: "running", Ledger: []entry{{0, "committed", nil}, {1, "committed", &entry{Step: 9}}, {2, "pending", nil}}, Tags: map[string]int{"a": 2}}
+	want := `.Ledger[1].Status: -"pending" +"committed"
+.Ledger[1].Next: -<nil> +{Step:9 Status: Next:<nil>}
+.Ledger[?->2]: -(none) +{Step:2 Status:pending Next:<nil>}
+.Tags["a"]: -1 +2`
+	for range 3 {
+		if v := oracle.Check(g, f, oracle.Options{}); v.Diff != want {
+			t.Fatalf("diff:\n%s\nwant:\n%s", v.Diff, want)
+		}
 	}
 }
 
@@ -72,12 +98,12 @@ func TestIncomparableStateIsUnknown(t *testing.T) {
 	g, f := done(nil), done(nil)
 	g.State, f.State = opaque{1}, opaque{2}
 	v := oracle.Check(g, f, oracle.Options{})
-	if v.Verdict != reports.Unknown || !strings.Contains(v.Reason, "cannot compare states") || len(v.NotChecked) != 2 {
-		t.Fatalf("verdict %s reason %q not checked %q", v.Verdict, v.Reason, v.NotChecked)
+	if v.Outcome != oracle.Unknown || !strings.Contains(v.Reason, "cannot compare states") || len(v.NotChecked) != 2 {
+		t.Fatalf("verdict %s reason %q not checked %q", v.Outcome, v.Reason, v.NotChecked)
 	}
 	f.Effects = effects("po {a}")
-	if v := oracle.Check(g, f, oracle.Options{}); v.Verdict != reports.Fail || props(v) != "no-phantom-effects" {
-		t.Fatalf("with a phantom effect too: verdict %s, violations %q", v.Verdict, props(v))
+	if v := oracle.Check(g, f, oracle.Options{}); v.Outcome != oracle.Fail || props(v) != "no-phantom-effects" {
+		t.Fatalf("with a phantom effect too: verdict %s, violations %q", v.Outcome, props(v))
 	}
 }
 
@@ -102,13 +128,13 @@ func TestNotCompletingSkipsComparisons(t *testing.T) {
 	// After a corruption, stopping loudly is acceptable: it is reported as detected. Being
 	// given up by the harness (stuck, looping) is not stopping loudly.
 	f.Unrecoverable = true
-	if v = oracle.Check(done(effects("po {a}")), f, oracle.Options{}); v.Verdict != reports.Fail {
-		t.Fatalf("a run given up after a corruption: verdict %s detected %q", v.Verdict, v.Detected)
+	if v = oracle.Check(done(effects("po {a}")), f, oracle.Options{}); v.Outcome != oracle.Fail {
+		t.Fatalf("a run given up after a corruption: verdict %s detected %q", v.Outcome, v.Detected)
 	}
 	f.Stopped = true
 	v = oracle.Check(done(effects("po {a}")), f, oracle.Options{})
-	if v.Verdict != reports.Pass || v.Detected == "" {
-		t.Fatalf("verdict %s detected %q", v.Verdict, v.Detected)
+	if v.Outcome != oracle.Pass || v.Detected == "" {
+		t.Fatalf("verdict %s detected %q", v.Outcome, v.Detected)
 	}
 }
 

@@ -6,33 +6,56 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
-	"github.com/chaoskit/chaoskit/reports"
 )
 
-func runner(t *testing.T, v reference.Variant, task reference.Task, opts harness.Options) *harness.Runner {
+// tested is a runner of the reference agent with the campaign options it was made with.
+type tested struct {
+	*harness.Runner
+	opts campaign.Options
+}
+
+// runner returns a runner of variant v doing task, for the campaign opts describes.
+func runner(t testing.TB, v reference.Variant, task reference.Task, opts campaign.Options) *tested {
 	t.Helper()
-	a := reference.New(v, task)
-	opts.Name = a.Name()
-	rn, err := harness.NewRunner(a, opts)
+	opts.Name = reference.New(v, task).Name()
+	rn, err := harness.NewRunner(func() harness.Target { return reference.New(v, task) }, opts.Options)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rn
+	return &tested{rn, opts}
+}
+
+// explore runs the campaign.
+func (rn *tested) explore(t testing.TB) []*harness.Case {
+	t.Helper()
+	cases, err := campaign.Explore(context.Background(), rn.Runner, rn.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
+// golden returns the golden run with one worker.
+func (rn *tested) golden() *harness.Golden {
+	g, _ := rn.Golden(nil) // the runner recorded it
+	return g
 }
 
 // The correct agent passes every case of an exhaustive run over kill, power, torn, diskfull and
 // fsyncfail: every beat, every kind.
 func TestCorrectAgentPassesEveryStorageCase(t *testing.T) {
 	kinds := []faults.Kind{faults.Kill, faults.Power, faults.Torn, faults.DiskFull, faults.FsyncFail}
-	rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{Faults: kinds, Seed: 1})
-	cases := rn.Explore(context.Background())
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 1}, Faults: kinds})
+	cases := rn.explore(t)
 	perKind := map[faults.Kind]int{}
 	for _, c := range cases {
 		perKind[c.Schedule[0].Kind]++
-		if c.Verdict.Verdict != reports.Pass || c.Verdict.Detected != "" {
+		if c.Verdict.Outcome != oracle.Pass || c.Verdict.Detected != "" {
 			t.Errorf("%s", c)
 		}
 	}
@@ -41,15 +64,15 @@ func TestCorrectAgentPassesEveryStorageCase(t *testing.T) {
 			t.Errorf("no %s case ran", k)
 		}
 	}
-	t.Logf("%d cases over %d golden beats: %v", len(cases), rn.GoldenBeats(), perKind)
+	t.Logf("%d cases over %d golden beats: %v", len(cases), rn.golden().Len(), perKind)
 }
 
 // Under corruption the correct agent never diverges silently: its checksums send it back to the
 // last good record and its stable keys make the redone steps harmless.
 func TestCorrectAgentSurvivesCorruption(t *testing.T) {
-	rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{Faults: []faults.Kind{faults.Corrupt}, Seed: 3})
-	for _, c := range rn.Explore(context.Background()) {
-		if c.Verdict.Verdict != reports.Pass {
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 3}, Faults: []faults.Kind{faults.Corrupt}})
+	for _, c := range rn.explore(t) {
+		if c.Verdict.Outcome != oracle.Pass {
 			t.Errorf("%s", c)
 		}
 	}
@@ -60,9 +83,9 @@ func TestCorrectAgentSurvivesCorruption(t *testing.T) {
 func TestEveryVariantIsCaughtAndShrunk(t *testing.T) {
 	for _, info := range reference.Variants()[1:] {
 		t.Run(string(info.Variant), func(t *testing.T) {
-			rn := runner(t, info.Variant, reference.Onboarding(), harness.Options{Mode: harness.Random, Cases: 60, Faults: info.Exposes, Seed: 7})
+			rn := runner(t, info.Variant, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 7}, Mode: campaign.Random, Cases: 60, Faults: info.Exposes})
 			var caught *harness.Case
-			for _, c := range rn.Explore(context.Background()) {
+			for _, c := range rn.explore(t) {
 				if c.Failed() && slices.Contains(info.CaughtBy, c.Verdict.Violations[0].Property) {
 					caught = c
 					break

@@ -4,17 +4,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reference"
 	"github.com/spf13/afero"
 )
 
+// correct builds the correct reference agent on the onboarding task.
+func correct() harness.Target { return reference.New(reference.Correct, reference.Onboarding()) }
+
 // bareRun runs the reference agent once, uninterrupted, on a plain afero.MemMapFs, outside
 // chaoskit.
 func bareRun(b *testing.B) {
-	a := reference.New(reference.Correct, reference.Onboarding())
-	if _, err := harness.RunBare(a, afero.NewMemMapFs(), harness.Options{}); err != nil {
+	if _, err := harness.RunBare(correct, afero.NewMemMapFs(), harness.Options{}); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -22,12 +25,15 @@ func bareRun(b *testing.B) {
 // crashCases returns a runner and the schedules of one crash at every golden beat, for each
 // crash kind: the cases an exhaustive storage campaign derives from the golden run.
 func crashCases(b *testing.B, noDerive bool) (*harness.Runner, []faults.Schedule) {
-	a := reference.New(reference.Correct, reference.Onboarding())
-	rn, err := harness.NewRunner(a, harness.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.Torn}, NoDerive: noDerive})
+	rn, err := harness.NewRunner(correct, harness.Options{NoDerive: noDerive})
 	if err != nil {
 		b.Fatal(err)
 	}
-	return rn, rn.Schedules()
+	scheds, err := campaign.Schedules(rn, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.Torn}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return rn, scheds
 }
 
 func BenchmarkBareRun(b *testing.B) {
@@ -84,7 +90,6 @@ func BenchmarkCaseVsBareRun(b *testing.B) {
 // MemMapFs, the fault layer's Disk, and the Disk through the injecting FS with nothing to inject.
 // The differences are what the fault layer costs a run.
 func BenchmarkFaultLayer(b *testing.B) {
-	a := reference.New(reference.Correct, reference.Onboarding())
 	for _, fs := range []struct {
 		name string
 		new  func() afero.Fs
@@ -95,7 +100,7 @@ func BenchmarkFaultLayer(b *testing.B) {
 	} {
 		b.Run(fs.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := harness.RunBare(a, fs.new(), harness.Options{}); err != nil {
+				if _, err := harness.RunBare(correct, fs.new(), harness.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,15 +1,16 @@
 package reference_test
 
 import (
-	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
 	"github.com/chaoskit/chaoskit/reports"
 )
@@ -17,11 +18,11 @@ import (
 // The correct agent passes every case of an exhaustive run over every fault kind: storage,
 // fleet (with two workers), tool, model, and the human gate that every run goes through.
 func TestCorrectAgentPassesEveryFaultKind(t *testing.T) {
-	rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{Faults: faults.AllKinds(), Seed: 2})
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 2}, Faults: faults.AllKinds()})
 	perKind := map[faults.Kind]int{}
-	for _, c := range rn.Explore(context.Background()) {
+	for _, c := range rn.explore(t) {
 		perKind[c.Schedule[0].Kind]++
-		if c.Verdict.Verdict != reports.Pass {
+		if c.Verdict.Outcome != oracle.Pass {
 			t.Errorf("%s", c)
 		}
 	}
@@ -37,7 +38,7 @@ func TestCorrectAgentPassesEveryFaultKind(t *testing.T) {
 // time makes that milliseconds.
 func TestHumanGate_52HourRunTakesMilliseconds(t *testing.T) {
 	start := time.Now()
-	rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{})
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{})
 	c := rn.Run(nil)
 	st := c.State.(reference.State)
 	if st.Phase != reference.Completed || c.Result.(reference.Result).Outputs[4] != "approved" {
@@ -52,10 +53,10 @@ func TestHumanGate_52HourRunTakesMilliseconds(t *testing.T) {
 // approval is requested once and the purchase order filed once.
 func TestHumanGate_RestartDuringWaitResumesFromTheSignal(t *testing.T) {
 	for _, kind := range []faults.Kind{faults.Kill, faults.Deploy, faults.Power} {
-		rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{})
+		rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{})
 		wait := beatOf(t, rn, "await request_approval", 1)
 		c := rn.Run(faults.Schedule{{Kind: kind, Beat: wait}})
-		if c.Verdict.Verdict != reports.Pass || c.Verdict.Metrics.Restarts == 0 {
+		if c.Verdict.Outcome != oracle.Pass || c.Verdict.Metrics.Restarts == 0 {
 			t.Errorf("%s during the wait: %s", kind, c)
 		}
 	}
@@ -66,13 +67,13 @@ func TestHumanGate_RestartDuringWaitResumesFromTheSignal(t *testing.T) {
 func TestHumanGate_RejectionEndsTheRun(t *testing.T) {
 	task := reference.Onboarding()
 	task.Reject = true
-	rn := runner(t, reference.Correct, task, harness.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.Deploy, faults.CallbackDup}, Seed: 4})
+	rn := runner(t, reference.Correct, task, campaign.Options{Options: harness.Options{Seed: 4}, Faults: []faults.Kind{faults.Kill, faults.Power, faults.Deploy, faults.CallbackDup}})
 	golden := rn.Run(nil)
 	if st := golden.State.(reference.State); st.Phase != reference.Rejected || len(st.Completed) != 4 || st.InProgress {
 		t.Fatalf("rejected run: phase %s, %d steps done, in progress %v", st.Phase, len(st.Completed), st.InProgress)
 	}
-	for _, c := range rn.Explore(context.Background()) {
-		if c.Verdict.Verdict != reports.Pass {
+	for _, c := range rn.explore(t) {
+		if c.Verdict.Outcome != oracle.Pass {
 			t.Errorf("%s", c)
 		}
 	}
@@ -83,26 +84,21 @@ var msField = regexp.MustCompile(`"duration_ms":[0-9.e+-]+,?`)
 // 300 random schedules of several faults each, with two workers, give a byte-identical report
 // twice over for the same seed.
 func TestRandomFleetCampaignIsReproducible(t *testing.T) {
-	campaign := func() (*reports.Report, string) {
-		a := reference.New(reference.Correct, reference.Onboarding())
-		rn, err := harness.NewRunner(a, harness.Options{Name: a.Name(), Mode: harness.Random, Cases: 300, MaxFaults: 3,
-			Replicas: 2, Faults: faults.AllKinds(), Seed: 300})
-		if err != nil {
-			t.Fatal(err)
-		}
+	run := func() (*reports.Report, string) {
+		rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: harness.Options{Replicas: 2, Seed: 300}, Mode: campaign.Random, Cases: 300, MaxFaults: 3, Faults: faults.AllKinds()})
 		rep := &reports.Report{Schema: reports.Schema, Seed: 300}
-		for _, c := range rn.Explore(context.Background()) {
-			rep.Cases = append(rep.Cases, c.Report())
+		for i, c := range rn.explore(t) {
+			rep.Cases = append(rep.Cases, campaign.Report(c, i))
 		}
-		rep.Summarize(map[string]int{a.Name(): rn.GoldenBeats()})
+		rep.Summarize(map[string]int{rn.opts.Name: rn.golden().Len()})
 		b, err := json.Marshal(rep)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return rep, msField.ReplaceAllString(string(b), "")
 	}
-	rep, first := campaign()
-	_, second := campaign()
+	rep, first := run()
+	_, second := run()
 	if first != second {
 		t.Fatal("two campaigns with the same seed wrote different reports")
 	}
@@ -123,12 +119,11 @@ func TestRandomFleetCampaignIsReproducible(t *testing.T) {
 // after the takeover; its late records must not count. (A review found the agent failing at
 // 21-32s before new holders wrote an epoch record under their token.)
 func TestCorrectAgentSurvivesMidLengthLeasePauses(t *testing.T) {
-	rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{Faults: []faults.Kind{faults.Lease},
-		LeasePauses: []time.Duration{21 * time.Second, 25 * time.Second, 28 * time.Second, 32 * time.Second}})
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Faults: []faults.Kind{faults.Lease}, LeasePauses: []time.Duration{21 * time.Second, 25 * time.Second, 28 * time.Second, 32 * time.Second}})
 	n := 0
-	for _, c := range rn.Explore(context.Background()) {
+	for _, c := range rn.explore(t) {
 		n++
-		if c.Verdict.Verdict != reports.Pass {
+		if c.Verdict.Outcome != oracle.Pass {
 			t.Errorf("%s", c)
 		}
 	}
@@ -139,19 +134,18 @@ func TestCorrectAgentSurvivesMidLengthLeasePauses(t *testing.T) {
 // (A review found the agent losing its run when the process that created its directories died
 // before fsyncing them and a power loss followed.)
 func TestCorrectAgentSurvivesMultiFaultSchedules(t *testing.T) {
-	rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{Mode: harness.Random, Cases: 400, MaxFaults: 3, Seed: 8,
-		Faults: append(faults.StorageKinds(), append(faults.FamilyKinds(faults.ToolFamily), faults.FamilyKinds(faults.ModelFamily)...)...)})
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 8}, Mode: campaign.Random, Cases: 400, MaxFaults: 3, Faults: append(faults.StorageKinds(), append(faults.FamilyKinds(faults.ToolFamily), faults.FamilyKinds(faults.ModelFamily)...)...)})
 	for _, text := range []string{"kill@2,power@40", "kill@4,power@20", "fsyncfail@2,power@40", "fsyncfail@4,power@20", "corrupt@2,power@113,power@214"} {
 		s, err := faults.ParseSchedule(text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c := rn.Run(s); c.Verdict.Verdict != reports.Pass {
+		if c := rn.Run(s); c.Verdict.Outcome != oracle.Pass {
 			t.Errorf("%s", c)
 		}
 	}
-	for _, c := range rn.Explore(context.Background()) {
-		if c.Verdict.Verdict != reports.Pass {
+	for _, c := range rn.explore(t) {
+		if c.Verdict.Outcome != oracle.Pass {
 			t.Errorf("%s", c)
 		}
 	}

@@ -5,17 +5,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
-	"github.com/chaoskit/chaoskit/reports"
 )
 
 // beatOf returns the golden beat whose label is the n-th (from 1) to contain substr.
-func beatOf(t *testing.T, rn *harness.Runner, substr string, n int) int {
+func beatOf(t *testing.T, rn *tested, substr string, n int) int {
 	t.Helper()
-	for i, label := range rn.GoldenTrace() {
+	for i, label := range rn.golden().Trace() {
 		if strings.Contains(label, substr) {
 			if n--; n == 0 {
 				return i
@@ -38,7 +37,7 @@ func TestSeedBurr_KillInStep3Of5_Wasted_Scratch3_Checkpointed1(t *testing.T) {
 		{reference.InMemory, 3},    // restart from scratch
 		{reference.ActThenSave, 1}, // Burr's persister: a checkpoint after each completed step
 	} {
-		rn := runner(t, tc.variant, reference.Pipeline(), harness.Options{})
+		rn := runner(t, tc.variant, reference.Pipeline(), campaign.Options{})
 		// Step three's line is in the log, its checkpoint is not: kill as the reply comes back.
 		kill := beatOf(t, rn, " applied", 3)
 		c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: kill}})
@@ -66,7 +65,7 @@ func TestSeedDojo_KillAtRandomBeatOn30Tasks(t *testing.T) {
 		step := 1 + rng.IntN(len(task.Steps)-1) // a step after the first, so there is progress to lose
 		pick := rng.Float64()
 		for _, v := range order {
-			rn := runner(t, v, task, harness.Options{})
+			rn := runner(t, v, task, campaign.Options{})
 			// A random beat inside that step: after the previous step's commit, up to its own.
 			from := beatOf(t, rn, "committed", step) + 1
 			to := beatOf(t, rn, "committed", step+1)
@@ -112,7 +111,7 @@ func TestSeedDojo_KillAtRandomBeatOn30Tasks(t *testing.T) {
 // from disk: the in-progress flag survived, the transcript holds the user's message and the
 // tool batch (three messages), and the metadata is in step with the messages.
 func TestSeedShanClaw_MidTurnCrash_InProgress_Transcript3_MetaInStep(t *testing.T) {
-	rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{})
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{})
 	kill := beatOf(t, rn, "step 0 collect_w9 committed", 1) + 1
 	got, err := rn.CrashState(faults.Fault{Kind: faults.Kill, Beat: kill})
 	if err != nil {
@@ -132,10 +131,10 @@ func TestSeedShanClaw_MidTurnCrash_InProgress_Transcript3_MetaInStep(t *testing.
 
 // And once the resumed run completes, its final save clears the flag.
 func TestSeedShanClaw_ResumeAfterCrash_FinalSaveClears(t *testing.T) {
-	rn := runner(t, reference.Correct, reference.Onboarding(), harness.Options{})
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{})
 	kill := beatOf(t, rn, "step 0 collect_w9 committed", 1) + 1
 	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: kill}})
-	if c.Verdict.Verdict != reports.Pass {
+	if c.Verdict.Outcome != oracle.Pass {
 		t.Fatalf("%s", c)
 	}
 	if st := c.State.(reference.State); st.InProgress || st.Phase != "completed" {
@@ -147,7 +146,7 @@ func TestSeedShanClaw_ResumeAfterCrash_FinalSaveClears(t *testing.T) {
 // transcript is compacted, a crash and reload leaves the metadata out of step with the messages
 // and the resumed run finishes with misattributed metadata. Without a crash nothing shows.
 func TestSeedShanClaw_AppendOnlyMetaDriftsOnlyOnCrash(t *testing.T) {
-	rn := runner(t, reference.MetaDrift, reference.Onboarding(), harness.Options{})
+	rn := runner(t, reference.MetaDrift, reference.Onboarding(), campaign.Options{})
 	kill := beatOf(t, rn, "step 5 create_po planned", 1) + 1 // after the compaction
 	got, err := rn.CrashState(faults.Fault{Kind: faults.Kill, Beat: kill})
 	if err != nil {

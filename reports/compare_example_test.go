@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/spf13/afero"
+
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 // twoCases returns a report of two cases of one target, the second with the given duplicates.
@@ -14,10 +17,10 @@ func twoCases(dups int, shard string, cases ...int) *reports.Report {
 		Options: reports.Options{Targets: []string{"agent"}, Mode: "exhaustive", Faults: []string{"kill"}, Shard: shard}}
 	for _, i := range cases {
 		c := reports.Case{Target: "agent", ID: fmt.Sprintf("agent:kill@%d", i), Index: i, Schedule: fmt.Sprintf("kill@%d", i),
-			Verdict: reports.Pass, Violations: []reports.Violation{}, Metrics: reports.Metrics{WorkLostBeats: i}}
+			Verdict: oracle.Pass, Violations: []oracle.Violation{}, Metrics: oracle.Metrics{WorkLostBeats: i}}
 		if i == 1 && dups > 0 {
-			c.Verdict, c.Duplicates = reports.Fail, dups
-			c.Violations = []reports.Violation{{Property: "no-duplicate-effects", Detail: "create_po applied twice"}}
+			c.Verdict, c.Duplicates = oracle.Fail, dups
+			c.Violations = []oracle.Violation{{Property: "no-duplicate-effects", Detail: "create_po applied twice"}}
 		}
 		r.Cases = append(r.Cases, c)
 	}
@@ -99,7 +102,7 @@ func ExampleWriteAtomic() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "summary.md")
 	for _, text := range []string{"# old\n", "# new\n"} {
-		if err := reports.WriteAtomic(reports.OSFS{}, path, []byte(text)); err != nil {
+		if err := reports.WriteAtomic(afero.NewOsFs(), path, []byte(text)); err != nil {
 			panic(err)
 		}
 	}
@@ -127,8 +130,8 @@ func ExampleSyncDir() {
 	dir, _ := os.MkdirTemp("", "example")
 	defer os.RemoveAll(dir)
 	os.WriteFile(filepath.Join(dir, "cases.jsonl"), []byte("{}\n"), 0o644)
-	fmt.Println(reports.SyncDir(reports.OSFS{}, dir))
-	fmt.Println(reports.SyncDir(reports.OSFS{}, filepath.Join(dir, "missing")) != nil)
+	fmt.Println(reports.SyncDir(afero.NewOsFs(), dir))
+	fmt.Println(reports.SyncDir(afero.NewOsFs(), filepath.Join(dir, "missing")) != nil)
 	// Output:
 	// <nil>
 	// true

@@ -4,6 +4,8 @@ import (
 	"os"
 
 	"github.com/chaoskit/chaoskit/reports"
+
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 // A campaign over two targets: one that survives every fault, and one that applies a tool call
@@ -13,8 +15,8 @@ func ExampleReport_Markdown() {
 		return "chaoskit replay --target " + target + " --seed 7 --schedule '" + schedule + "'"
 	}
 	pass := func(target, schedule string, workLost int) reports.Case {
-		return reports.Case{Target: target, ID: target + ":" + schedule, Schedule: schedule, Verdict: reports.Pass,
-			Metrics: reports.Metrics{Restarts: 1, WorkLostBeats: workLost}, Repro: repro(target, schedule)}
+		return reports.Case{Target: target, ID: target + ":" + schedule, Schedule: schedule, Verdict: oracle.Pass,
+			Metrics: oracle.Metrics{Restarts: 1, WorkLostBeats: workLost}, Repro: repro(target, schedule)}
 	}
 	r := &reports.Report{
 		Schema:  reports.Schema,
@@ -26,12 +28,12 @@ func ExampleReport_Markdown() {
 			pass("agent/act-then-save", "kill@3", 1),
 			{
 				Target: "agent/act-then-save", ID: "agent/act-then-save:kill@9", Schedule: "kill@9",
-				Verdict: reports.Fail,
-				Violations: []reports.Violation{
+				Verdict: oracle.Fail,
+				Violations: []oracle.Violation{
 					{Property: "no-duplicate-effects", Detail: "create_po applied 2× (golden 1×) at beat 8 (process 0), beat 11 (process 1)"},
 					{Property: "same-state", Detail: "the state differs from the golden run's (-golden +faulty):\n-  Orders: 1,\n+  Orders: 2,"},
 				},
-				Metrics:          reports.Metrics{Restarts: 1, WorkLostBeats: 3, Duplicates: 1, StateMismatch: true},
+				Metrics:          oracle.Metrics{Restarts: 1, WorkLostBeats: 3, Duplicates: 1, StateMismatch: true},
 				DuplicatesByTool: map[string]int{"create_po": 1},
 				Repro:            repro("agent/act-then-save", "kill@9"),
 			},

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 // nastyTarget is a target name holding every character a renderer must escape.
@@ -45,10 +47,10 @@ func fixtureCase(ti int, target string, ki int, kind string, beat, golden int) C
 	if kind == "diskfull" {
 		schedule += ":4096"
 	}
-	c := Case{Target: target, ID: target + ":" + schedule, Schedule: schedule, Verdict: Pass,
+	c := Case{Target: target, ID: target + ":" + schedule, Schedule: schedule, Verdict: oracle.Pass,
 		Repro:      fmt.Sprintf("chaoskit replay --target %s --seed 1 --schedule '%s'", target, schedule),
 		DurationMs: float64((beat*7+ti)%23) / 10,
-		Metrics: Metrics{Restarts: 1, Beats: golden + beat%5, GoldenBeats: golden,
+		Metrics: oracle.Metrics{Restarts: 1, Beats: golden + beat%5, GoldenBeats: golden,
 			WorkLostBeats: (beat * (ti + 1)) % (13 + 7*ti), ResumeBeats: beat % 4}}
 	switch {
 	case ti == 0:
@@ -56,10 +58,10 @@ func fixtureCase(ti int, target string, ki int, kind string, beat, golden int) C
 			c.Detected = "the last process panicked: checksum mismatch\ngoroutine 7 [running]:\n\tstate.go:108"
 		}
 	case ti == 8 && beat%17 == 5:
-		c.Verdict = Unknown
+		c.Verdict = oracle.Unknown
 		c.Reason = "the target hung: no beat for 10s of virtual time\nlast beat: fs.write wal.log"
 	case (beat*7+ti*3+ki)%(ti+2) == 0:
-		c.Verdict = Fail
+		c.Verdict = oracle.Fail
 		c.Violations = fixtureViolations(ti, beat)
 		c.Duplicates = len(c.Violations) - 1
 		if c.Duplicates > 0 {
@@ -70,7 +72,7 @@ func fixtureCase(ti int, target string, ki int, kind string, beat, golden int) C
 			c.Diff = fixtureDiff(beat)
 		}
 	}
-	if c.Verdict != Pass {
+	if c.Verdict != oracle.Pass {
 		c.Trace = fixtureTrace(schedule, beat)
 	}
 	if ti == 8 && beat == 8 {
@@ -79,10 +81,10 @@ func fixtureCase(ti int, target string, ki int, kind string, beat, golden int) C
 	return c
 }
 
-func fixtureViolations(ti, beat int) []Violation {
-	vs := []Violation{{Property: "same-state", Detail: "the state differs from the golden run's (-golden +faulty):\n  State{\n-   Step: 3,\n+   Step: 4,\n  }"}}
+func fixtureViolations(ti, beat int) []oracle.Violation {
+	vs := []oracle.Violation{{Property: "same-state", Detail: "the state differs from the golden run's (-golden +faulty):\n  State{\n-   Step: 3,\n+   Step: 4,\n  }"}}
 	if beat%3 == 0 {
-		vs = append([]Violation{{Property: "no-duplicate-effects",
+		vs = append([]oracle.Violation{{Property: "no-duplicate-effects",
 			Detail: fmt.Sprintf("create_po {\"amount\":%d} applied 2× (golden 1×) at beat %d (process 0), beat %d (process 1)", beat*100, beat, beat+2)}}, vs...)
 	}
 	if ti == 8 {

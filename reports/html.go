@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 const (
@@ -56,7 +58,7 @@ type htmlTarget struct {
 
 type htmlCase struct {
 	*Case
-	Violations []Violation // details clipped
+	Violations []oracle.Violation // details clipped
 	Metrics    string
 	Trace      []traceRow
 	Diff       string // clipped
@@ -101,13 +103,13 @@ func htmlCaseOf(c *Case) htmlCase {
 	hc := htmlCase{Case: c, Metrics: metricsLine(&c.Metrics),
 		Trace: traceRows(c.Trace), Diff: clipLines(c.Diff, htmlDiffLines)}
 	for _, v := range c.Violations {
-		hc.Violations = append(hc.Violations, Violation{Property: v.Property, Detail: clipLines(v.Detail, htmlDetailLines)})
+		hc.Violations = append(hc.Violations, oracle.Violation{Property: v.Property, Detail: clipLines(v.Detail, htmlDetailLines)})
 	}
 	return hc
 }
 
 // metricsLine sums up a case's measurements on one line.
-func metricsLine(m *Metrics) string {
+func metricsLine(m *oracle.Metrics) string {
 	mismatch := "no"
 	if m.StateMismatch {
 		mismatch = "yes"

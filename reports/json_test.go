@@ -10,6 +10,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/reports"
 	"pgregory.net/rapid"
+
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 // genReport draws a report whose summary is computed from its cases, as chaoskit writes them.
@@ -22,13 +24,13 @@ func genReport(t *rapid.T) *reports.Report {
 		c := reports.Case{
 			Target:     word.Draw(t, "target"),
 			Schedule:   rapid.SampledFrom([]string{"kill@3", "power@17", "kill@4,power@9", "diskfull@2:10"}).Draw(t, "schedule"),
-			Verdict:    rapid.SampledFrom([]reports.Verdict{reports.Pass, reports.Fail, reports.Unknown}).Draw(t, "verdict"),
-			Violations: []reports.Violation{},
+			Verdict:    rapid.SampledFrom([]oracle.Outcome{oracle.Pass, oracle.Fail, oracle.Unknown}).Draw(t, "verdict"),
+			Violations: []oracle.Violation{},
 			Repro:      "chaoskit replay ...",
 		}
 		c.ID = c.Target + ":" + c.Schedule
-		if c.Verdict == reports.Fail {
-			c.Violations = append(c.Violations, reports.Violation{Property: "no-duplicate-effects", Detail: rapid.String().Draw(t, "detail")})
+		if c.Verdict == oracle.Fail {
+			c.Violations = append(c.Violations, oracle.Violation{Property: "no-duplicate-effects", Detail: rapid.String().Draw(t, "detail")})
 			c.Duplicates = rapid.IntRange(1, 5).Draw(t, "dups")
 			c.DuplicatesByTool = map[string]int{"create_po": c.Duplicates}
 			c.Trace = []reports.TraceBeat{{Beat: 3, Label: "tool create_po applied", Fault: "kill@3", Note: "crashed"}}
@@ -96,10 +98,10 @@ func TestLoadRefusesWhatIsNotAV1Report(t *testing.T) {
 
 func TestSummarizeByFault(t *testing.T) {
 	r := &reports.Report{Cases: []reports.Case{
-		{Target: "a", Schedule: "kill@1", Verdict: reports.Pass, Metrics: reports.Metrics{WorkLostBeats: 2}},
-		{Target: "a", Schedule: "kill@2,power@5", Verdict: reports.Fail, Metrics: reports.Metrics{Duplicates: 1, WorkLostBeats: 3},
-			Violations: []reports.Violation{{Property: "no-duplicate-effects"}}},
-		{Target: "b", Schedule: "power@1", Verdict: reports.Unknown},
+		{Target: "a", Schedule: "kill@1", Verdict: oracle.Pass, Metrics: oracle.Metrics{WorkLostBeats: 2}},
+		{Target: "a", Schedule: "kill@2,power@5", Verdict: oracle.Fail, Metrics: oracle.Metrics{Duplicates: 1, WorkLostBeats: 3},
+			Violations: []oracle.Violation{{Property: "no-duplicate-effects"}}},
+		{Target: "b", Schedule: "power@1", Verdict: oracle.Unknown},
 	}}
 	r.Summarize(map[string]int{"a": 40})
 	if len(r.Summary.Targets) != 2 || r.Summary.Targets[0].Target != "a" || r.Summary.Targets[0].GoldenBeats != 40 {

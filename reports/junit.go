@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 // JUnit writes r as JUnit XML, the format CI systems (Jenkins, GitLab, GitHub test reporters)
@@ -98,13 +100,13 @@ func junitSuiteOf(t *targetView) junitSuite {
 func junitCaseOf(c *Case) junitCase {
 	jc := junitCase{Classname: "chaoskit." + c.Target, Name: c.Schedule, Time: seconds(c.DurationMs)}
 	switch {
-	case c.Verdict == Fail:
+	case c.Verdict == oracle.Fail:
 		jc.Failure = &junitProblem{Message: headline(c), Type: "fail", Text: failureText(c)}
 		if len(c.Violations) > 0 {
-			jc.Failure.Message = c.Violations[0].oneLine()
+			jc.Failure.Message = oneLine(c.Violations[0])
 			jc.Failure.Type = c.Violations[0].Property
 		}
-	case c.Verdict != Pass:
+	case c.Verdict != oracle.Pass:
 		jc.Error = &junitProblem{Message: firstLine(c.Reason), Type: "unknown", Text: failureText(c)}
 	case c.Detected != "":
 		jc.SystemOut = "passed by stopping loudly on an unrecoverable fault: " + c.Detected
@@ -119,7 +121,7 @@ func failureText(c *Case) string {
 	for _, v := range c.Violations {
 		fmt.Fprintf(&b, "%s: %s\n", v.Property, strings.TrimSpace(v.Detail))
 	}
-	if c.Verdict == Unknown {
+	if c.Verdict == oracle.Unknown {
 		fmt.Fprintf(&b, "unknown: %s\n", strings.TrimSpace(c.Reason))
 	}
 	for _, n := range c.NotChecked {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 // The JUnit XML as a CI system reads it, declared apart from junit.go's types so that the test
@@ -134,7 +136,7 @@ func checkSuite(t *testing.T, s parsedSuite, ts *TargetSummary, cases []*Case) {
 func checkJUnitCase(t *testing.T, c *Case, pc parsedCase) {
 	t.Helper()
 	switch c.Verdict {
-	case Fail:
+	case oracle.Fail:
 		f := pc.Failure
 		if f == nil || pc.Error != nil || f.Message == nil || f.Type == nil || *f.Type != c.Violations[0].Property ||
 			*f.Message != asXML(c.Violations[0].Property+": "+firstLine(c.Violations[0].Detail)) {
@@ -148,7 +150,7 @@ func checkJUnitCase(t *testing.T, c *Case, pc parsedCase) {
 		if !strings.Contains(f.Text, "\nreplay: "+asXML(c.Repro)+"\n") {
 			t.Errorf("failed case %s: failure text lacks the replay line:\n%s", c.ID, f.Text)
 		}
-	case Unknown:
+	case oracle.Unknown:
 		e := pc.Error
 		if e == nil || pc.Failure != nil || e.Type == nil || *e.Type != "unknown" || e.Message == nil || *e.Message != asXML(firstLine(c.Reason)) ||
 			!strings.Contains(e.Text, "replay: "+asXML(c.Repro)) {

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 func renderMarkdown(t *testing.T, r *Report) string {
@@ -84,7 +86,7 @@ func TestMarkdownFailures(t *testing.T) {
 
 func TestMarkdownAllPassed(t *testing.T) {
 	r := &Report{Schema: Schema, Options: Options{Mode: "random", Faults: []string{"kill"}}, Cases: []Case{
-		{Target: "t", Schedule: "kill@1", Verdict: Pass, Repro: "chaoskit replay"},
+		{Target: "t", Schedule: "kill@1", Verdict: oracle.Pass, Repro: "chaoskit replay"},
 	}}
 	r.Summarize(nil)
 	if md := renderMarkdown(t, r); !strings.Contains(md, "None: every case passed.") {

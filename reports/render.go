@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 // This file holds what the renderers (Markdown, JUnit, HTML) share: how a report is grouped by
@@ -68,7 +70,7 @@ func (r *Report) summaries() []TargetSummary {
 func problems(cases []*Case) []*Case {
 	var out []*Case
 	for _, c := range cases {
-		if c.Verdict != Pass {
+		if c.Verdict != oracle.Pass {
 			out = append(out, c)
 		}
 	}
@@ -76,7 +78,7 @@ func problems(cases []*Case) []*Case {
 	key := map[*Case]int{} // 0: first failure of its kind, 1: a repeat, 2 and 3: the same for unknowns
 	for _, c := range out {
 		sig := signature(c)
-		if c.Verdict != Fail {
+		if c.Verdict != oracle.Fail {
 			key[c] += 2
 		}
 		if seen[sig] {
@@ -165,7 +167,7 @@ func clip(s string, n int) string {
 }
 
 // oneLine sums v up on one line: its property and the first line of its detail.
-func (v Violation) oneLine() string {
+func oneLine(v oracle.Violation) string {
 	if d := firstLine(v.Detail); d != "" {
 		return v.Property + ": " + d
 	}
@@ -176,14 +178,14 @@ func (v Violation) oneLine() string {
 // has), or why it is unknown.
 func headline(c *Case) string {
 	switch {
-	case c.Verdict == Unknown:
+	case c.Verdict == oracle.Unknown:
 		return "unknown: " + cmp.Or(firstLine(c.Reason), "no reason given")
 	case len(c.Violations) == 0:
 		return string(c.Verdict)
 	case len(c.Violations) == 1:
-		return c.Violations[0].oneLine()
+		return oneLine(c.Violations[0])
 	default:
-		return fmt.Sprintf("%s (+%d more)", c.Violations[0].oneLine(), len(c.Violations)-1)
+		return fmt.Sprintf("%s (+%d more)", oneLine(c.Violations[0]), len(c.Violations)-1)
 	}
 }
 

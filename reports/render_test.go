@@ -10,20 +10,22 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 func TestProblemsOrder(t *testing.T) {
 	fail := func(schedule, property string) *Case {
-		return &Case{Schedule: schedule, Verdict: Fail, Violations: []Violation{{Property: property}}}
+		return &Case{Schedule: schedule, Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: property}}}
 	}
 	cases := []*Case{
-		{Schedule: "kill@0", Verdict: Pass},
-		{Schedule: "kill@1", Verdict: Unknown},
+		{Schedule: "kill@0", Verdict: oracle.Pass},
+		{Schedule: "kill@1", Verdict: oracle.Unknown},
 		fail("kill@2", "same-state"),
 		fail("kill@3", "same-state"),
 		fail("power@3", "same-state"),
 		fail("kill@4", "no-duplicate-effects"),
-		{Schedule: "kill@5", Verdict: Unknown},
+		{Schedule: "kill@5", Verdict: oracle.Unknown},
 	}
 	var got []string
 	for _, c := range problems(cases) {
@@ -50,10 +52,10 @@ func TestHeadline(t *testing.T) {
 		c    Case
 		want string
 	}{
-		{Case{Verdict: Fail, Violations: []Violation{{Property: "same-state", Detail: "\n  differs:\n-a\n+b"}}}, "same-state: differs:"},
-		{Case{Verdict: Fail, Violations: []Violation{{Property: "a", Detail: "x"}, {Property: "b"}, {Property: "c"}}}, "a: x (+2 more)"},
-		{Case{Verdict: Unknown, Reason: "hung\nat beat 4"}, "unknown: hung"},
-		{Case{Verdict: Unknown}, "unknown: no reason given"},
+		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "same-state", Detail: "\n  differs:\n-a\n+b"}}}, "same-state: differs:"},
+		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "a", Detail: "x"}, {Property: "b"}, {Property: "c"}}}, "a: x (+2 more)"},
+		{Case{Verdict: oracle.Unknown, Reason: "hung\nat beat 4"}, "unknown: hung"},
+		{Case{Verdict: oracle.Unknown}, "unknown: no reason given"},
 	} {
 		if got := headline(&tc.c); got != tc.want {
 			t.Errorf("headline = %q, want %q", got, tc.want)

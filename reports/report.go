@@ -7,21 +7,15 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
+
+	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/spf13/afero"
 )
 
 // Schema names the version of the report format this package reads and writes.
 const Schema = "chaoskit.report/v1"
-
-// Verdict is the outcome of one case.
-type Verdict string
-
-// The verdicts.
-const (
-	Pass    Verdict = "pass"    // every property held (or the target failed loudly on an unrecoverable fault)
-	Fail    Verdict = "fail"    // a property was violated
-	Unknown Verdict = "unknown" // the case could not be decided: the target hung, or its states could not be compared
-)
 
 // Report is a campaign's results: the stable contract between chaoskit and the tools that read
 // its output. Every field except those ending in _ms is a pure function of the targets, the seed
@@ -81,38 +75,16 @@ type Stats struct {
 	workLost, resume int // sums behind the means
 }
 
-// Violation is one property a case broke.
-type Violation struct {
-	Property string `json:"property"` // a stable property name, e.g. "no-duplicate-effects"
-	Detail   string `json:"detail"`   // what happened, in one or a few lines
-}
-
-// Metrics are the measurements of one case.
-type Metrics struct {
-	Restarts       int  `json:"restarts"`        // processes started after the first
-	Beats          int  `json:"beats"`           // beats of the faulty run, restarts included
-	GoldenBeats    int  `json:"golden_beats"`    // beats of the uninterrupted run
-	WorkLostBeats  int  `json:"work_lost_beats"` // golden beats done again after crashes
-	ResumeBeats    int  `json:"resume_beats"`    // beats from restarts back to the progress the crashes interrupted
-	Duplicates     int  `json:"duplicates"`      // effect applications beyond the golden run's
-	LostEffects    int  `json:"lost_effects"`    // golden effect applications that never happened, in a run that completed
-	PhantomEffects int  `json:"phantom_effects"` // applications of effects the golden run never made
-	StateMismatch  bool `json:"state_mismatch"`  // the final durable state differs from the golden run's
-	// ModelCallsRemade counts model calls made again after restarts, beyond the golden run's:
-	// work lost in what costs tokens.
-	ModelCallsRemade int `json:"model_calls_remade"`
-}
-
 // Case is the outcome of running one schedule against one target.
 type Case struct {
 	Target string `json:"target"`
 	ID     string `json:"id"` // unique in a report: target and schedule
 	// Index is the case's position in its target's campaign, from 0: the order of its schedule
 	// among all the target's schedules, whichever shard ran it.
-	Index      int         `json:"index"`
-	Schedule   string      `json:"schedule"` // the faults, in their text form
-	Verdict    Verdict     `json:"verdict"`
-	Violations []Violation `json:"violations"`
+	Index      int                `json:"index"`
+	Schedule   string             `json:"schedule"` // the faults, in their text form
+	Verdict    oracle.Outcome     `json:"verdict"`
+	Violations []oracle.Violation `json:"violations"`
 	// Detected is the error with which the target stopped on an unrecoverable fault.
 	Detected string `json:"detected,omitempty"`
 	// Unknown says why the case could not be decided.
@@ -124,7 +96,7 @@ type Case struct {
 	// Shrunk is, for a failure found by a random campaign, the smallest schedule found that
 	// still breaks the first property this case broke.
 	Shrunk string `json:"shrunk,omitempty"`
-	Metrics
+	oracle.Metrics
 	// Effects lists, per tool, the effect applications beyond the golden run's.
 	DuplicatesByTool map[string]int `json:"duplicates_by_tool,omitempty"`
 	// Trace holds the beats around each fault of a case that did not pass.
@@ -152,11 +124,7 @@ func (c *Case) Kinds() []string {
 		if !ok {
 			continue
 		}
-		dup := false
-		for _, seen := range kinds {
-			dup = dup || seen == k
-		}
-		if !dup {
+		if !slices.Contains(kinds, k) {
 			kinds = append(kinds, k)
 		}
 	}
@@ -167,12 +135,12 @@ func (c *Case) Kinds() []string {
 func (s *Stats) Add(c *Case) {
 	s.Cases++
 	switch c.Verdict {
-	case Pass:
+	case oracle.Pass:
 		s.Passed++
 		if c.Detected != "" {
 			s.Detected++
 		}
-	case Fail:
+	case oracle.Fail:
 		s.Failed++
 	default:
 		s.Unknown++
@@ -243,7 +211,7 @@ func (r *Report) WriteFile(path string) error {
 	if err != nil {
 		return err
 	}
-	return WriteAtomic(OSFS{}, path, b)
+	return WriteAtomic(afero.NewOsFs(), path, b)
 }
 
 // Load reads a report, refusing other schema versions and malformed files with an error that

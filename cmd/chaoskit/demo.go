@@ -1,15 +1,14 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reference"
 	"github.com/chaoskit/chaoskit/reports"
 )
@@ -34,14 +33,15 @@ func runDemo(c *cli, args []string) error {
 	if err != nil {
 		return usagef("--faults: %v", err)
 	}
-	camp := &campaign{faults: kinds, mode: harness.Exhaustive, seed: *seed}
+	camp := &campaign.Campaign{Options: campaign.Options{Faults: kinds, Mode: campaign.Exhaustive}}
+	camp.Options.Seed = *seed
 	for _, v := range reference.Variants() {
 		if v.Variant == reference.Correct || slices.ContainsFunc(v.Exposes, func(k faults.Kind) bool { return slices.Contains(kinds, k) }) {
 			t, _ := lookupTarget(referenceName(v.Variant))
-			camp.targets = append(camp.targets, t)
+			camp.Targets = append(camp.Targets, t)
 		}
 	}
-	rep, err := camp.run(context.Background(), runOptions{FS: c.fs, Dir: *out, Progress: c.progress()})
+	rep, err := c.runCampaign(camp, *out, nil)
 	if rep == nil {
 		return err
 	}

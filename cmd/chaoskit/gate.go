@@ -3,12 +3,12 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -29,17 +29,17 @@ func runGate(c *cli, args []string) error {
 	case *baseline == "" && *expr == "":
 		return usagef("gate needs --baseline OLD.json, --gate EXPR, or both")
 	}
-	opts, err := parseTolerances(*tolerance)
+	opts, err := campaign.ParseTolerances(*tolerance)
 	if err != nil {
-		return err
+		return usagef("--tolerance: %v", err)
 	}
 	rep, err := loadReport(pos[0])
 	if err != nil {
 		return err
 	}
-	var g gate
-	if g, err = parseGate(*expr, campaignOptions(rep)); err != nil {
-		return usageError{err.Error()}
+	g, err := parseGate(*expr, campaignOptions(rep))
+	if err != nil {
+		return err
 	}
 	var failed []string
 	if *baseline != "" {
@@ -58,7 +58,7 @@ func runGate(c *cli, args []string) error {
 		}
 	}
 	if g != nil {
-		if err := g.verdict(rep, c.stdout); err != nil {
+		if err := gateVerdict(g, rep, c.stdout); err != nil {
 			failed = append(failed, err.Error())
 		}
 	}
@@ -66,42 +66,6 @@ func runGate(c *cli, args []string) error {
 		return exitError{exitFail, strings.Join(failed, "; ")}
 	}
 	return nil
-}
-
-// parseTolerances parses the value of --tolerance: comma-separated NAME=AMOUNT, where NAME is
-// one of reports.RegressionMetrics, a property, or * for every other, and AMOUNT is an absolute
-// amount (2, 0.5) or a percentage of the baseline's value (10%).
-func parseTolerances(list string) (reports.CompareOptions, error) {
-	var opts reports.CompareOptions
-	if strings.TrimSpace(list) == "" {
-		return opts, nil
-	}
-	opts.Tolerances = map[string]reports.Tolerance{}
-	for _, item := range strings.Split(list, ",") {
-		name, amount, ok := strings.Cut(strings.TrimSpace(item), "=")
-		if !ok {
-			return opts, usagef("--tolerance %q: %q is not NAME=AMOUNT", list, item)
-		}
-		if name != "*" && !slices.Contains(reports.RegressionMetrics(), name) && !slices.Contains(properties, name) {
-			return opts, usagef("--tolerance %q: unknown metric %q (known: %s; a property: %s; or * for the rest)", list, name,
-				strings.Join(reports.RegressionMetrics(), ", "), strings.Join(properties, ", "))
-		}
-		pct, rel := strings.CutSuffix(amount, "%")
-		x, err := strconv.ParseFloat(pct, 64)
-		if err != nil || !(x >= 0 && x <= 1e12) { // NaN fails too
-			return opts, usagef("--tolerance %q: %s's amount %q is not a number of 0 or more, or a percentage such as 10%%", list, name, amount)
-		}
-		t := reports.Tolerance{Abs: x}
-		if rel {
-			t = reports.Tolerance{Rel: x / 100}
-		}
-		if name == "*" {
-			opts.Default = t
-		} else {
-			opts.Tolerances[name] = t
-		}
-	}
-	return opts, nil
 }
 
 // loadReport loads a report from a report.json, or from a report directory.
@@ -122,4 +86,28 @@ func campaignOptions(rep *reports.Report) reports.Options {
 		}
 	}
 	return o
+}
+
+// parseGate parses the value of --gate for a campaign of the given options; a malformed gate is
+// a usage error.
+func parseGate(text string, opts reports.Options) (campaign.Gate, error) {
+	g, err := campaign.ParseGate(text, opts)
+	if err != nil {
+		return nil, usagef("--%v", err)
+	}
+	return g, nil
+}
+
+// gateVerdict prints the outcome of gate g over rep to w, one line per failed comparison, and
+// returns the exit error it calls for: nil if it held.
+func gateVerdict(g campaign.Gate, rep *reports.Report, w io.Writer) error {
+	checked, failures := g.Check(rep)
+	for _, f := range failures {
+		fmt.Fprintf(w, "gate failed: %s\n", f)
+	}
+	if len(failures) > 0 {
+		return exitError{exitFail, fmt.Sprintf("the gate failed %d of %d comparisons", len(failures), checked)}
+	}
+	fmt.Fprintf(w, "gate held: %d comparisons\n", checked)
+	return nil
 }

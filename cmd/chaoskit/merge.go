@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -41,7 +42,7 @@ func runMerge(c *cli, args []string) error {
 		return fmt.Errorf("creating the report directory: %w", err)
 	}
 	// The merged directory holds a whole journal too, as an unsharded run's does.
-	if _, err := writeJournal(c.fs, journalPath(*out), journalHeader{Seed: rep.Seed, Options: rep.Options}, rep.Cases); err != nil {
+	if _, err := campaign.WriteJournal(c.fs, campaign.JournalPath(*out), campaign.Header{Seed: rep.Seed, Options: rep.Options}, rep.Cases); err != nil {
 		return err
 	}
 	if err := c.publish(rep, *out, formats, printSummary); err != nil {

@@ -36,22 +36,25 @@ func (c *cli) progress() *progress {
 	return newProgress(c.stderr, c.now)
 }
 
-// start draws the bar for the first time.
-func (p *progress) start(done, total, failed int) {
-	if p == nil {
+// update draws the bar: the first time it is called, and then again unless it was drawn less
+// than progressEvery ago and the campaign is not over. The cases done at the first call (by an
+// interrupted run that this one resumes) do not count towards the pace.
+func (p *progress) update(done, total, failed int) {
+	switch {
+	case p.begun.IsZero():
+		p.begun, p.first = p.now(), done
+	case done < total && p.now().Sub(p.last) < progressEvery:
 		return
 	}
-	p.begun, p.first = p.now(), done
 	p.draw(done, total, failed)
 }
 
-// update redraws the bar, unless it was drawn less than progressEvery ago and the campaign is
-// not over.
-func (p *progress) update(done, total, failed int) {
-	if p == nil || (done < total && p.now().Sub(p.last) < progressEvery) {
-		return
+// callback returns update as a campaign's progress callback, or nil for no bar.
+func (p *progress) callback() func(done, total, failed int) {
+	if p == nil {
+		return nil
 	}
-	p.draw(done, total, failed)
+	return p.update
 }
 
 // end ends the bar's line, leaving its last state on the screen.

@@ -38,7 +38,7 @@ func TestProgressRedraws(t *testing.T) {
 	var buf bytes.Buffer
 	clock := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	p := newProgress(&buf, clock.now)
-	p.start(0, 100, 0)
+	p.update(0, 100, 0)
 	p.update(1, 100, 0) // too soon: not drawn
 	clock.advance(progressEvery)
 	p.update(2, 100, 1)
@@ -64,8 +64,9 @@ func TestProgressRedraws(t *testing.T) {
 // the tests (stdout a buffer) prints no progress at all.
 func TestNoProgressOffTerminal(t *testing.T) {
 	var p *progress
-	p.start(0, 1, 0)
-	p.update(1, 1, 0)
+	if p.callback() != nil {
+		t.Fatal("a nil progress gives a campaign a callback")
+	}
 	p.end()
 	if isTerminal(&bytes.Buffer{}) {
 		t.Fatal("a buffer is a terminal")

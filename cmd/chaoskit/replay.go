@@ -6,28 +6,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
 )
-
-// replayCommand returns the command that replays one case: the repro string of every case a
-// campaign runs.
-func replayCommand(target string, seed uint64, s faults.Schedule) string {
-	return fmt.Sprintf("chaoskit replay --target %s --seed %d --schedule %s", shellQuote(target), seed, shellQuote(s.String()))
-}
-
-// shellQuote quotes s for a POSIX shell: in single quotes, unless it is a plain word (a
-// schedule, with its "@", never is).
-func shellQuote(s string) string {
-	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("/._-", r))
-	}) < 0
-	if plain {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
 
 func runReplay(c *cli, args []string) error {
 	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
@@ -72,21 +56,21 @@ func runReplay(c *cli, args []string) error {
 	if err != nil {
 		return usagef("--schedule: %v", err)
 	}
-	rn, err := harness.NewRunner(t.new(), harness.Options{
-		Name: t.name, Seed: *seed, Workers: 1,
-		Repro: func(s faults.Schedule) string { return replayCommand(t.name, *seed, s) },
+	rn, err := harness.NewRunner(t.New, harness.Options{
+		Name: t.Name, Seed: *seed,
+		Repro: func(s faults.Schedule) string { return campaign.ReplayCommand(t.Name, *seed, s) },
 	})
 	if err != nil {
 		return targetError(err)
 	}
 	hc := rn.Run(s)
 	fmt.Fprint(c.stdout, hc.String())
-	if d := hc.Verdict.Diff; d != "" && !slices.ContainsFunc(hc.Verdict.Violations, func(v reports.Violation) bool {
+	if d := hc.Verdict.Diff; d != "" && !slices.ContainsFunc(hc.Verdict.Violations, func(v oracle.Violation) bool {
 		return strings.Contains(v.Detail, strings.TrimSpace(d))
 	}) {
 		fmt.Fprintf(c.stdout, "  diff (-golden +faulty):\n    %s\n", strings.ReplaceAll(strings.TrimRight(d, "\n"), "\n", "\n    "))
 	}
-	got := hc.Verdict.Verdict
+	got := hc.Verdict.Outcome
 	if want != nil {
 		if got == want.Verdict {
 			fmt.Fprintf(c.stdout, "reproduces the report's verdict: %s\n", got)
@@ -95,9 +79,9 @@ func runReplay(c *cli, args []string) error {
 		}
 	}
 	switch got {
-	case reports.Fail:
+	case oracle.Fail:
 		return exitError{exitFail, ""}
-	case reports.Unknown:
+	case oracle.Unknown:
 		return exitError{exitUnknown, ""}
 	}
 	return nil

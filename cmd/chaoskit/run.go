@@ -8,6 +8,9 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/reports"
 )
 
 // listFlag collects a flag given several times, or once as a comma-separated list.
@@ -47,10 +50,10 @@ func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 
 // campaign returns the campaign the flags describe, taking each parameter they do not set from
 // base, when there is one.
-func (f *campaignFlags) campaign(base *campaign) (*campaign, error) {
+func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, error) {
 	targets, faults, mode, cases, seed, shard := []string(f.targets), *f.faults, *f.mode, *f.cases, *f.seed, *f.shard
 	if base != nil {
-		o := base.options()
+		o := base.Identity()
 		if !f.set["target"] {
 			targets = o.Targets
 		}
@@ -64,7 +67,7 @@ func (f *campaignFlags) campaign(base *campaign) (*campaign, error) {
 			cases = o.Cases
 		}
 		if !f.set["seed"] {
-			seed = base.seed
+			seed = base.Options.Seed
 		}
 		if !f.set["shard"] {
 			shard = o.Shard
@@ -92,8 +95,8 @@ func runRun(c *cli, args []string) error {
 	}
 	cf.set = setFlags(fset)
 	dir := *out
-	var camp *campaign
-	var resumed *journalState
+	var camp *campaign.Campaign
+	var resumed *campaign.JournalState
 	if *resume != "" {
 		if cf.set["out"] && filepath.Clean(*out) != filepath.Clean(*resume) {
 			return usagef("--resume %s writes its report there: drop --out %s", *resume, *out)
@@ -106,11 +109,12 @@ func runRun(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	formats, g, err := outs.check(camp.options())
+	formats, g, err := outs.check(camp.Identity())
 	if err != nil {
 		return err
 	}
-	rep, journalErr := camp.run(context.Background(), runOptions{FS: c.fs, Dir: dir, Workers: *workers, Resume: resumed, Progress: c.progress()})
+	camp.Options.Workers = *workers
+	rep, journalErr := c.runCampaign(camp, dir, resumed)
 	if rep == nil {
 		return journalErr
 	}
@@ -127,9 +131,9 @@ func runRun(c *cli, args []string) error {
 // and its state. The flags that set a campaign's parameters may be given again, but only with
 // the values the journal records. A directory without a journal (a run killed before it wrote
 // one) starts the campaign the flags describe from the start.
-func (c *cli) resumption(dir string, cf *campaignFlags) (*campaign, *journalState, error) {
-	path := journalPath(dir)
-	st, err := readJournal(c.fs, path)
+func (c *cli) resumption(dir string, cf *campaignFlags) (*campaign.Campaign, *campaign.JournalState, error) {
+	path := campaign.JournalPath(dir)
+	st, err := campaign.ReadJournal(c.fs, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if fi, err := c.fs.Stat(dir); err != nil || !fi.IsDir() {
 			return nil, nil, usagef("--resume %s: no such report directory", dir)
@@ -141,7 +145,7 @@ func (c *cli) resumption(dir string, cf *campaignFlags) (*campaign, *journalStat
 	if err != nil {
 		return nil, nil, err
 	}
-	camp, err := campaignOf(st.header.Seed, st.header.Options)
+	camp, err := campaignOf(st.Header.Seed, st.Header.Options)
 	if err != nil {
 		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
 	}
@@ -150,10 +154,26 @@ func (c *cli) resumption(dir string, cf *campaignFlags) (*campaign, *journalStat
 		return nil, nil, err
 	}
 	for _, name := range campaignParams {
-		if cf.set[name] && given.param(name) != camp.param(name) {
+		if cf.set[name] && param(given, name) != param(camp, name) {
 			return nil, nil, usagef("--%s %s differs from the campaign journaled in %s (%s %s): resume with the same parameters, or none",
-				name, given.param(name), path, name, camp.param(name))
+				name, param(given, name), path, name, param(camp, name))
 		}
 	}
 	return camp, st, nil
+}
+
+// runCampaign runs camp, journaling into dir (continuing resumed, if set), with the progress
+// bar of the command, and returns its report. Any error but one in journaling is returned
+// classified for its exit code, without a report.
+func (c *cli) runCampaign(camp *campaign.Campaign, dir string, resumed *campaign.JournalState) (*reports.Report, error) {
+	bar := c.progress()
+	rep, err := camp.Run(context.Background(), campaign.RunOptions{FS: c.fs, Dir: dir, Resume: resumed, Progress: bar.callback()})
+	bar.end()
+	switch {
+	case rep != nil:
+		return rep, err
+	case errors.Is(err, campaign.ErrInterrupted):
+		return nil, fmt.Errorf("%w (continue it with chaoskit run --resume %s)", err, dir)
+	}
+	return nil, targetError(err)
 }

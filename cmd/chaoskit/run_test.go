@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -72,7 +73,7 @@ func TestReplayReproducesEveryFailure(t *testing.T) {
 	report := filepath.Join(f.dir, "report.json")
 	failures := 0
 	for _, c := range rep.Cases {
-		if c.Verdict != reports.Fail {
+		if c.Verdict != oracle.Fail {
 			continue
 		}
 		failures++
@@ -97,7 +98,7 @@ func TestReplayReproducesEveryFailure(t *testing.T) {
 		t.Fatal("no failing case to replay")
 	}
 	// A passing case replays as a pass, exit 0.
-	i := slices.IndexFunc(rep.Cases, func(c reports.Case) bool { return c.Verdict == reports.Pass })
+	i := slices.IndexFunc(rep.Cases, func(c reports.Case) bool { return c.Verdict == oracle.Pass })
 	if code, out, _ := chaoskit(t, "replay", "--case", rep.Cases[i].ID, f.dir); code != exitOK || !strings.Contains(out, ": pass") {
 		t.Fatalf("replay of passing case %s: exit %d\n%s", rep.Cases[i].ID, code, out)
 	}
@@ -140,7 +141,7 @@ func TestGateAgainstBaseline(t *testing.T) {
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
 		c.Duplicates, c.DuplicatesByTool = 0, nil
-		c.Violations = slices.DeleteFunc(c.Violations, func(v reports.Violation) bool { return v.Property == "no-duplicate-effects" })
+		c.Violations = slices.DeleteFunc(c.Violations, func(v oracle.Violation) bool { return v.Property == "no-duplicate-effects" })
 	}
 	rep.Summarize(map[string]int{"reference/act-then-save": rep.Summary.Targets[0].GoldenBeats})
 	baseline := filepath.Join(t.TempDir(), "baseline.json")
@@ -368,7 +369,7 @@ func TestHelp(t *testing.T) {
 // The exit code follows the verdicts: 1 if a case failed, else 3 if one is unknown, else 0; a
 // target that is not deterministic cannot be decided (3).
 func TestExitCodes(t *testing.T) {
-	report := func(verdicts ...reports.Verdict) *reports.Report {
+	report := func(verdicts ...oracle.Outcome) *reports.Report {
 		r := &reports.Report{}
 		for _, v := range verdicts {
 			r.Cases = append(r.Cases, reports.Case{Target: "t", Verdict: v})
@@ -380,9 +381,9 @@ func TestExitCodes(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{report(reports.Pass, reports.Pass), exitOK, ""},
-		{report(reports.Pass, reports.Unknown), exitUnknown, "chaoskit: 1 of 2 cases could not be decided\n"},
-		{report(reports.Unknown, reports.Fail, reports.Pass), exitFail, "chaoskit: 1 of 3 cases failed\n"},
+		{report(oracle.Pass, oracle.Pass), exitOK, ""},
+		{report(oracle.Pass, oracle.Unknown), exitUnknown, "chaoskit: 1 of 2 cases could not be decided\n"},
+		{report(oracle.Unknown, oracle.Fail, oracle.Pass), exitFail, "chaoskit: 1 of 3 cases failed\n"},
 		{report(), exitOK, ""},
 	} {
 		var stderr strings.Builder

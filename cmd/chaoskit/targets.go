@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reference"
 )
 
 // target is a harness the command line can run, by name.
 type target struct {
-	name    string
-	summary string                // one line: what it is
-	new     func() harness.Target // a fresh instance, for a campaign or a replay
+	campaign.Target
+	summary string // one line: what it is
 }
 
 // registry lists every target, in the order `chaoskit targets` prints them. It is the one place
@@ -25,11 +25,10 @@ func registry() []target {
 		if v.Variant == reference.Correct {
 			summary = "the reference agent, correct: " + strings.TrimPrefix(v.Bug, "none: ")
 		}
-		ts = append(ts, target{
-			name:    referenceName(v.Variant),
-			summary: summary,
-			new:     func() harness.Target { return reference.New(v.Variant, reference.Onboarding()) },
-		})
+		ts = append(ts, target{summary: summary, Target: campaign.Target{
+			Name: referenceName(v.Variant),
+			New:  func() harness.Target { return reference.New(v.Variant, reference.Onboarding()) },
+		}})
 	}
 	return ts
 }
@@ -43,15 +42,15 @@ func referenceName(v reference.Variant) string {
 }
 
 // lookupTarget returns the target named name, or a usage error naming it.
-func lookupTarget(name string) (target, error) {
+func lookupTarget(name string) (campaign.Target, error) {
 	var names []string
 	for _, t := range registry() {
-		if t.name == name {
-			return t, nil
+		if t.Name == name {
+			return t.Target, nil
 		}
-		names = append(names, t.name)
+		names = append(names, t.Name)
 	}
-	return target{}, usagef("unknown target %q (known: %s)", name, strings.Join(names, ", "))
+	return campaign.Target{}, usagef("unknown target %q (known: %s)", name, strings.Join(names, ", "))
 }
 
 func runTargets(c *cli, args []string) error {
@@ -60,10 +59,10 @@ func runTargets(c *cli, args []string) error {
 	}
 	width := 0
 	for _, t := range registry() {
-		width = max(width, len(t.name))
+		width = max(width, len(t.Name))
 	}
 	for _, t := range registry() {
-		fmt.Fprintf(c.stdout, "%-*s  %s\n", width, t.name, t.summary)
+		fmt.Fprintf(c.stdout, "%-*s  %s\n", width, t.Name, t.summary)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -58,7 +59,7 @@ func printProblems(w io.Writer, rep *reports.Report) {
 	shown := map[string]int{}
 	for i := range rep.Cases {
 		c := &rep.Cases[i]
-		if c.Verdict == reports.Pass || shown[c.Target] >= problemsShown {
+		if c.Verdict == oracle.Pass || shown[c.Target] >= problemsShown {
 			continue
 		}
 		if len(shown) == 0 {

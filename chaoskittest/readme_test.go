@@ -1,4 +1,4 @@
-package harness_test
+package chaoskittest_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/chaoskittest"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/spf13/afero"
@@ -16,7 +18,7 @@ import (
 // TestOrdersSurviveCrashes is the README's example, verbatim: a harness that files three
 // purchase orders and journals each, checked under every kill and power loss.
 func TestOrdersSurviveCrashes(t *testing.T) {
-	harness.Check(t, harness.Func{
+	chaoskittest.Check(t, harness.Fresh(harness.Func{
 		ToolList: []harness.Tool{{Name: "create_po", Contract: harness.IdempotentByKey}},
 		RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 			fsys := env.FS() // the harness's disk: chaoskit crashes it at every beat
@@ -43,7 +45,7 @@ func TestOrdersSurviveCrashes(t *testing.T) {
 			}
 			return "filed", nil
 		},
-	}, harness.Options{Faults: []faults.Kind{faults.Kill, faults.Power}})
+	}), campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power}})
 }
 
 // The README shows exactly the code above, so that its example is known to compile and pass.
@@ -59,6 +61,6 @@ func TestReadmeExampleIsThisTest(t *testing.T) {
 	start := bytes.Index(src, []byte("func TestOrdersSurviveCrashes"))
 	end := bytes.Index(src[start:], []byte("\n}\n")) + start + 3
 	if !strings.Contains(string(readme), string(src[start:end])) {
-		t.Fatalf("README.md does not contain TestOrdersSurviveCrashes as written in harness/readme_test.go:\n%s", src[start:end])
+		t.Fatalf("README.md does not contain TestOrdersSurviveCrashes as written in chaoskittest/readme_test.go:\n%s", src[start:end])
 	}
 }

@@ -1,8 +1,7 @@
-package main
+package campaign
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,7 +10,7 @@ import (
 	"github.com/chaoskit/chaoskit/reports"
 )
 
-// A gate is a list of comparisons that a report's summary must satisfy, written
+// Gate is a list of comparisons that a report's summary must satisfy, written
 //
 //	gate       = comparison { "," comparison }
 //	comparison = metric [ "{" selector { "," selector } "}" ] op number
@@ -27,9 +26,9 @@ import (
 // the number of cases that violated it. Without a selector a comparison holds for every target,
 // over its totals and over the totals of each fault kind; target= keeps the targets named (a
 // trailing * matches every target with that prefix), fault= keeps only that fault kind's totals.
-type gate []comparison
+type Gate []comparison
 
-// comparison is one comparison of a gate.
+// comparison is one comparison of a Gate.
 type comparison struct {
 	metric string
 	target string // "" for every target; a trailing "*" matches a prefix
@@ -41,20 +40,16 @@ type comparison struct {
 // gateOps are the comparison operators, longest first so that "<=" is not read as "<".
 var gateOps = []string{"==", "!=", "<=", ">=", "<", ">"}
 
-// properties are the oracle's properties, by the names reports and gates use.
-var properties = []string{oracle.Completes, oracle.SameResult, oracle.SameState, oracle.NoDuplicateEffects,
-	oracle.NoLostEffects, oracle.NoPhantomEffects, oracle.BoundedWorkLost, oracle.Deterministic}
-
-// gateSyntaxError reports a malformed gate, pointing at the offending byte, as
+// GateSyntaxError reports a malformed gate, pointing at the offending byte, as
 // faults.SyntaxError does for schedules.
-type gateSyntaxError struct {
+type GateSyntaxError struct {
 	Input string
 	Pos   int // byte offset of the problem in Input
 	Msg   string
 }
 
-func (e *gateSyntaxError) Error() string {
-	return fmt.Sprintf("--gate %q, column %d: %s", e.Input, e.Pos+1, e.Msg)
+func (e *GateSyntaxError) Error() string {
+	return fmt.Sprintf("gate %q, column %d: %s", e.Input, e.Pos+1, e.Msg)
 }
 
 // gateParser parses a gate against the targets and fault kinds of a campaign, which its
@@ -66,14 +61,15 @@ type gateParser struct {
 	faults  []string
 }
 
-// parseGate parses a gate for a campaign of the given options; the empty string is no gate
-// (nil). Errors are *gateSyntaxError values.
-func parseGate(text string, opts reports.Options) (gate, error) {
+// ParseGate parses a gate for a campaign of the given options, whose targets and fault kinds
+// its selectors must name; the empty string is no gate (nil). Errors are *GateSyntaxError
+// values.
+func ParseGate(text string, opts reports.Options) (Gate, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
 	p := &gateParser{in: text, targets: opts.Targets, faults: opts.Faults}
-	var g gate
+	var g Gate
 	for {
 		c, err := p.comparison()
 		if err != nil {
@@ -92,7 +88,7 @@ func parseGate(text string, opts reports.Options) (gate, error) {
 }
 
 func (p *gateParser) errorf(pos int, format string, args ...any) error {
-	return &gateSyntaxError{p.in, pos, fmt.Sprintf(format, args...)}
+	return &GateSyntaxError{p.in, pos, fmt.Sprintf(format, args...)}
 }
 
 func (p *gateParser) space() {
@@ -136,9 +132,9 @@ func (p *gateParser) comparison() (comparison, error) {
 		}
 		return c, p.errorf(p.i, "want a metric name, not %s", p.next())
 	}
-	if !slices.Contains(reports.StatFields(), c.metric) && !slices.Contains(properties, c.metric) {
+	if !slices.Contains(reports.StatFields(), c.metric) && !slices.Contains(oracle.Properties(), c.metric) {
 		return c, p.errorf(start, "unknown metric %q (known: %s; or a property: %s)", c.metric,
-			strings.Join(reports.StatFields(), ", "), strings.Join(properties, ", "))
+			strings.Join(reports.StatFields(), ", "), strings.Join(oracle.Properties(), ", "))
 	}
 	p.space()
 	if p.i < len(p.in) && p.in[p.i] == '{' {
@@ -267,7 +263,7 @@ func (c comparison) String() string {
 }
 
 // String returns the gate in its canonical text form, which parses back to the same gate.
-func (g gate) String() string {
+func (g Gate) String() string {
 	parts := make([]string, len(g))
 	for i, c := range g {
 		parts[i] = c.String()
@@ -292,9 +288,10 @@ func (c comparison) holds(x float64) bool {
 	return x >= c.value
 }
 
-// check evaluates the gate over rep's summary and returns how many comparisons it made and a
-// line for each that failed, naming the target, the fault kind and the actual value.
-func (g gate) check(rep *reports.Report) (checked int, failures []string) {
+// Check evaluates the gate over rep's summary and returns how many comparisons it made and a
+// line for each that failed, naming the target, the fault kind and the actual value, e.g.
+// "reference [power]: work_lost_beats_mean is 2.962, want <= 2".
+func (g Gate) Check(rep *reports.Report) (checked int, failures []string) {
 	for _, c := range g {
 		for _, t := range rep.Summary.Targets {
 			if !c.selects(t.Target) {
@@ -328,16 +325,38 @@ func (c comparison) failure(where string, s *reports.Stats) []string {
 		strconv.FormatFloat(x, 'f', -1, 64), c.op, strconv.FormatFloat(c.value, 'f', -1, 64))}
 }
 
-// verdict prints the outcome of the gate over rep to w, one line per failed comparison, and
-// returns the exit error it calls for: nil if it held.
-func (g gate) verdict(rep *reports.Report, w io.Writer) error {
-	checked, failures := g.check(rep)
-	for _, f := range failures {
-		fmt.Fprintf(w, "gate failed: %s\n", f)
+// ParseTolerances parses the value of --tolerance: comma-separated NAME=AMOUNT, where NAME is
+// one of reports.RegressionMetrics, a property, or * for every other, and AMOUNT is an absolute
+// amount (2, 0.5) or a percentage of the baseline's value (10%).
+func ParseTolerances(list string) (reports.CompareOptions, error) {
+	var opts reports.CompareOptions
+	if strings.TrimSpace(list) == "" {
+		return opts, nil
 	}
-	if len(failures) > 0 {
-		return exitError{exitFail, fmt.Sprintf("the gate failed %d of %d comparisons", len(failures), checked)}
+	opts.Tolerances = map[string]reports.Tolerance{}
+	for _, item := range strings.Split(list, ",") {
+		name, amount, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return opts, fmt.Errorf("tolerance %q: %q is not NAME=AMOUNT", list, item)
+		}
+		if name != "*" && !slices.Contains(reports.RegressionMetrics(), name) && !slices.Contains(oracle.Properties(), name) {
+			return opts, fmt.Errorf("tolerance %q: unknown metric %q (known: %s; a property: %s; or * for the rest)", list, name,
+				strings.Join(reports.RegressionMetrics(), ", "), strings.Join(oracle.Properties(), ", "))
+		}
+		pct, rel := strings.CutSuffix(amount, "%")
+		x, err := strconv.ParseFloat(pct, 64)
+		if err != nil || !(x >= 0 && x <= 1e12) { // NaN fails too
+			return opts, fmt.Errorf("tolerance %q: %s's amount %q is not a number of 0 or more, or a percentage such as 10%%", list, name, amount)
+		}
+		t := reports.Tolerance{Abs: x}
+		if rel {
+			t = reports.Tolerance{Rel: x / 100}
+		}
+		if name == "*" {
+			opts.Default = t
+		} else {
+			opts.Tolerances[name] = t
+		}
 	}
-	fmt.Fprintf(w, "gate held: %d comparisons\n", checked)
-	return nil
+	return opts, nil
 }

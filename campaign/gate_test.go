@@ -1,10 +1,11 @@
-package main
+package campaign
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -21,9 +22,9 @@ func TestParseGate(t *testing.T) {
 		{"cases>0,passed>=1", "cases>0,passed>=1"},
 		{"", ""},
 	} {
-		g, err := parseGate(tc.in, gateCampaign)
+		g, err := ParseGate(tc.in, gateCampaign)
 		if err != nil || g.String() != tc.canonical {
-			t.Errorf("parseGate(%q) = %q, %v; want %q", tc.in, g, err, tc.canonical)
+			t.Errorf("ParseGate(%q) = %q, %v; want %q", tc.in, g, err, tc.canonical)
 		}
 	}
 }
@@ -61,13 +62,13 @@ func TestParseGateErrors(t *testing.T) {
 		{"duplicates{fault=kill;}==0", 22, `unexpected ";" in {…}`},
 		{"duplicates==99999999999999999999999999999999999999" + strings.Repeat("9", 300), 13, "out of range"},
 	} {
-		_, err := parseGate(tc.in, gateCampaign)
-		var se *gateSyntaxError
+		_, err := ParseGate(tc.in, gateCampaign)
+		var se *GateSyntaxError
 		if !errors.As(err, &se) || se.Pos+1 != tc.column || !strings.Contains(se.Msg, tc.msg) {
-			t.Errorf("parseGate(%q): %v; want column %d and %q", tc.in, err, tc.column, tc.msg)
+			t.Errorf("ParseGate(%q): %v; want column %d and %q", tc.in, err, tc.column, tc.msg)
 			continue
 		}
-		if want := "--gate " + `"` + tc.in[:min(len(tc.in), 10)]; !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+		if want := "gate " + `"` + tc.in[:min(len(tc.in), 10)]; !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("error %q does not quote the gate on one line", err)
 		}
 	}
@@ -81,17 +82,17 @@ func FuzzParseGate(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		g, err := parseGate(in, gateCampaign)
+		g, err := ParseGate(in, gateCampaign)
 		if err != nil {
-			var se *gateSyntaxError
+			var se *GateSyntaxError
 			if !errors.As(err, &se) || se.Pos < 0 || se.Pos > len(in) || se.Input != in {
-				t.Fatalf("parseGate(%q): %#v", in, err)
+				t.Fatalf("ParseGate(%q): %#v", in, err)
 			}
 			return
 		}
-		back, err := parseGate(g.String(), gateCampaign)
+		back, err := ParseGate(g.String(), gateCampaign)
 		if err != nil || back.String() != g.String() || len(back) != len(g) {
-			t.Fatalf("parseGate(%q) = %q, which parses back to %q, %v", in, g, back, err)
+			t.Fatalf("ParseGate(%q) = %q, which parses back to %q, %v", in, g, back, err)
 		}
 	})
 }
@@ -99,10 +100,10 @@ func FuzzParseGate(f *testing.F) {
 func TestGateCheck(t *testing.T) {
 	r := &reports.Report{Options: gateCampaign}
 	for _, c := range []reports.Case{
-		{Target: "reference", Schedule: "kill@1", Verdict: reports.Pass, Metrics: reports.Metrics{WorkLostBeats: 1}},
-		{Target: "reference", Schedule: "power@2", Verdict: reports.Pass, Metrics: reports.Metrics{WorkLostBeats: 3}},
-		{Target: "reference/act-then-save", Schedule: "kill@1", Verdict: reports.Fail, Metrics: reports.Metrics{Duplicates: 2},
-			Violations: []reports.Violation{{Property: "no-duplicate-effects"}}},
+		{Target: "reference", Schedule: "kill@1", Verdict: oracle.Pass, Metrics: oracle.Metrics{WorkLostBeats: 1}},
+		{Target: "reference", Schedule: "power@2", Verdict: oracle.Pass, Metrics: oracle.Metrics{WorkLostBeats: 3}},
+		{Target: "reference/act-then-save", Schedule: "kill@1", Verdict: oracle.Fail, Metrics: oracle.Metrics{Duplicates: 2},
+			Violations: []oracle.Violation{{Property: "no-duplicate-effects"}}},
 	} {
 		r.Cases = append(r.Cases, c)
 	}
@@ -119,11 +120,11 @@ func TestGateCheck(t *testing.T) {
 		{"no-duplicate-effects{target=reference/*,fault=kill}<1", 1, []string{"reference/act-then-save [kill]: no-duplicate-effects is 1, want < 1"}},
 		{"cases>1", 5, []string{"reference [kill]: cases is 1, want > 1", "reference [power]: cases is 1, want > 1", "reference/act-then-save: cases is 1, want > 1", "reference/act-then-save [kill]: cases is 1, want > 1"}},
 	} {
-		g, err := parseGate(tc.gate, gateCampaign)
+		g, err := ParseGate(tc.gate, gateCampaign)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checked, failures := g.check(r)
+		checked, failures := g.Check(r)
 		if checked != tc.checked || strings.Join(failures, "\n") != strings.Join(tc.failures, "\n") {
 			t.Errorf("%s: %d comparisons, failures:\n%s\nwant %d and:\n%s", tc.gate, checked, strings.Join(failures, "\n"), tc.checked, strings.Join(tc.failures, "\n"))
 		}

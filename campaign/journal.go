@@ -1,4 +1,4 @@
-package main
+package campaign
 
 import (
 	"bytes"
@@ -19,17 +19,18 @@ import (
 // before the next, so only the last line can be torn by a crash, and a torn or garbage last line
 // is ignored (and cut off before the next append). A malformed line anywhere else is an error.
 
-// journalName is the journal's file name in a report directory.
-const journalName = "cases.jsonl"
+// JournalName is the journal's file name in a report directory.
+const JournalName = "cases.jsonl"
 
 // journalSchema names the version of the journal's format.
 const journalSchema = "chaoskit.journal/v1"
 
-func journalPath(dir string) string { return filepath.Join(dir, journalName) }
+// JournalPath returns the path of the journal of the report directory dir.
+func JournalPath(dir string) string { return filepath.Join(dir, JournalName) }
 
-// journalHeader is the first line of a journal: the campaign's parameters, as the report
-// records them.
-type journalHeader struct {
+// Header is the first line of a journal: the campaign's parameters, as the report records
+// them.
+type Header struct {
 	Journal string          `json:"journal"` // journalSchema
 	Seed    uint64          `json:"seed"`
 	Options reports.Options `json:"options"`
@@ -42,8 +43,9 @@ type journal struct {
 	err  error // the first failed append: later ones are not attempted
 }
 
-// writeJournal writes a whole journal at path, atomically: the header, then cases.
-func writeJournal(fsys afero.Fs, path string, h journalHeader, cases []reports.Case) (size int64, err error) {
+// WriteJournal writes a whole journal at path, atomically: the header, then cases. It returns
+// the journal's size.
+func WriteJournal(fsys afero.Fs, path string, h Header, cases []reports.Case) (size int64, err error) {
 	h.Journal = journalSchema
 	var buf bytes.Buffer
 	for _, v := range append([]any{h}, casesAsAny(cases)...) {
@@ -53,7 +55,7 @@ func writeJournal(fsys afero.Fs, path string, h journalHeader, cases []reports.C
 		}
 		buf.Write(append(b, '\n'))
 	}
-	return int64(buf.Len()), reports.WriteAtomic(aferoFS{fsys}, path, buf.Bytes())
+	return int64(buf.Len()), reports.WriteAtomic(fsys, path, buf.Bytes())
 }
 
 func casesAsAny(cases []reports.Case) []any {
@@ -66,8 +68,8 @@ func casesAsAny(cases []reports.Case) []any {
 
 // startJournal starts a journal at path, replacing any, with the header h, and opens it for
 // appending.
-func startJournal(fsys afero.Fs, path string, h journalHeader) (*journal, error) {
-	size, err := writeJournal(fsys, path, h, nil)
+func startJournal(fsys afero.Fs, path string, h Header) (*journal, error) {
+	size, err := WriteJournal(fsys, path, h, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -171,30 +173,30 @@ func (w *journalWriter) close() error {
 	return errors.Join(w.j.err, w.j.close())
 }
 
-// journalState is what a journal holds: the campaign's parameters, the cases it journaled, and
-// the length of its intact part, after which a torn last line may follow.
-type journalState struct {
-	header journalHeader
-	cases  []reports.Case
-	size   int64
+// JournalState is what a journal holds: the campaign's parameters and the cases it journaled.
+type JournalState struct {
+	Header Header
+	Cases  []reports.Case
+	size   int64 // the length of its intact part, after which a torn last line may follow
 }
 
-// readJournal reads the journal at path. A missing journal is an error wrapping fs.ErrNotExist.
-// A case journaled twice counts once.
-func readJournal(fsys afero.Fs, path string) (*journalState, error) {
+// ReadJournal reads the journal at path. A missing journal is an error wrapping fs.ErrNotExist;
+// a malformed one is a *JournalError naming the file and line. A torn or garbage last line (a
+// crash mid-append) is ignored, and a case journaled twice counts once.
+func ReadJournal(fsys afero.Fs, path string) (*JournalState, error) {
 	b, err := afero.ReadFile(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("reading journal: %w", err)
 	}
-	st := &journalState{}
+	st := &JournalState{}
 	seen := map[string]bool{}
 	torn := 0 // the number of the first line that does not hold a case, if any
 	for n := 1; len(b) > 0; n++ {
 		line, rest, whole := bytes.Cut(b, []byte{'\n'})
 		b = rest
 		if n == 1 {
-			if err := decodeHeader(line, whole, &st.header); err != nil {
-				return nil, fmt.Errorf("journal %s line 1: %w", path, err)
+			if err := decodeHeader(line, whole, &st.Header); err != nil {
+				return nil, &JournalError{Path: path, Line: 1, Err: err}
 			}
 			st.size = int64(len(line) + 1)
 			continue
@@ -204,23 +206,23 @@ func readJournal(fsys afero.Fs, path string) (*journalState, error) {
 		case !ok && torn == 0:
 			torn = n
 		case ok && torn != 0:
-			return nil, fmt.Errorf("journal %s line %d: not a case, yet cases follow it", path, torn)
+			return nil, &JournalError{Path: path, Line: torn, Err: errors.New("not a case, yet cases follow it")}
 		case ok:
 			if !seen[c.ID] {
-				st.cases = append(st.cases, c)
+				st.Cases = append(st.Cases, c)
 			}
 			seen[c.ID] = true
 			st.size += int64(len(line) + 1)
 		}
 	}
-	if st.header.Journal == "" {
-		return nil, fmt.Errorf("journal %s is empty", path)
+	if st.Header.Journal == "" {
+		return nil, &JournalError{Path: path, Err: errors.New("empty")}
 	}
 	return st, nil
 }
 
 // decodeHeader decodes a journal's first line into h.
-func decodeHeader(line []byte, whole bool, h *journalHeader) error {
+func decodeHeader(line []byte, whole bool, h *Header) error {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(h); err != nil || !whole || h.Journal == "" {
@@ -246,6 +248,24 @@ func decodeCase(line []byte, whole bool) (reports.Case, bool) {
 	return c, err == nil && bytes.Equal(again, line)
 }
 
+// JournalError reports a journal that cannot be read: not a journal, of another format
+// version, or damaged before its last line.
+type JournalError struct {
+	Path string
+	Line int // the line at fault, from 1; 0 for the whole file
+	Err  error
+}
+
+func (e *JournalError) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("journal %s: %v", e.Path, e.Err)
+	}
+	return fmt.Sprintf("journal %s line %d: %v", e.Path, e.Line, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *JournalError) Unwrap() error { return e.Err }
+
 // mkdirDurable creates dir and any missing parents, and fsyncs the directory holding each
 // one it creates, so that a power loss cannot take the directory, and the journal in it, away.
 func mkdirDurable(fsys afero.Fs, dir string) error {
@@ -266,21 +286,9 @@ func mkdirDurable(fsys afero.Fs, dir string) error {
 		return fmt.Errorf("creating the report directory: %w", err)
 	}
 	for _, d := range missing {
-		if err := reports.SyncDir(aferoFS{fsys}, filepath.Dir(d)); err != nil {
+		if err := reports.SyncDir(fsys, filepath.Dir(d)); err != nil {
 			return fmt.Errorf("creating the report directory %s: %w", dir, err)
 		}
 	}
 	return nil
-}
-
-// aferoFS lets reports.WriteAtomic write through an afero.Fs.
-type aferoFS struct{ afero.Fs }
-
-// OpenFile opens a file of the afero.Fs.
-func (a aferoFS) OpenFile(name string, flag int, perm os.FileMode) (reports.File, error) {
-	f, err := a.Fs.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return f, nil
 }

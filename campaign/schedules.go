@@ -1,0 +1,133 @@
+package campaign
+
+import (
+	"maps"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+)
+
+// Schedules returns the schedules of a campaign over rn's target, in the order they run.
+//
+// In Exhaustive mode that is one case per fault kind per golden beat at which the kind can fire:
+// kill, power and corrupt at every beat; torn at every beat where a power loss would find an
+// un-fsynced write to tear, once per mode that tears it differently from a plain power loss;
+// diskfull at every write, with room for half of it; fsyncfail at every fsync; lease once per
+// pause of Options.LeasePauses. In Random mode it is Options.Cases distinct schedules drawn from
+// the seed by Draw.
+//
+// It returns an error if the golden run a kind needs (with several workers, for the fleet
+// faults) cannot be recorded.
+func Schedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
+	o = o.withDefaults()
+	if o.Mode == Random {
+		return randomSchedules(rn, o)
+	}
+	var out []faults.Schedule
+	for _, kind := range o.Faults {
+		info, _ := kind.Info()
+		g, err := rn.Golden(faults.Schedule{{Kind: kind}})
+		if err != nil {
+			return nil, err
+		}
+		for k := range g.Len() {
+			b := g.Beat(k)
+			if !b.Admits(kind) {
+				continue
+			}
+			f := faults.Fault{Kind: kind, Beat: k}
+			switch kind {
+			case faults.Lease:
+				for _, d := range o.LeasePauses {
+					f.Dur = d
+					out = append(out, faults.Schedule{f})
+				}
+				continue
+			case faults.Torn:
+				for i, mode := range info.Modes {
+					if g.Tearable(k, mode) {
+						f.Mode = mode
+						if i == 0 {
+							f.Mode = ""
+						}
+						out = append(out, faults.Schedule{f})
+					}
+				}
+				continue
+			case faults.DiskFull:
+				f.Bytes = int64(b.Op.Len / 2)
+			}
+			out = append(out, faults.Schedule{f})
+		}
+	}
+	if n := o.Cases; n > 0 && len(out) > n {
+		sample := make([]faults.Schedule, n) // evenly, so that every kind keeps its share
+		for i := range sample {
+			sample[i] = out[i*len(out)/n]
+		}
+		out = sample
+	}
+	return out, nil
+}
+
+// randomSchedules draws Options.Cases distinct schedules from the seed.
+func randomSchedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
+	g, err := rn.Golden(nil)
+	if err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(o.Seed, 0x72616e646f6d))
+	pick := func(n int, _ string) int { return rng.IntN(n) }
+	seen := map[string]bool{}
+	var out []faults.Schedule
+	for tries := 0; len(out) < o.Cases && tries < 100*o.Cases; tries++ {
+		s := draw(pick, g.Len(), rn.Options().FleetReplicas, o)
+		if key := s.String(); !seen[key] {
+			seen[key] = true
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// Draw draws one random schedule for rn's target: up to Options.MaxFaults faults of the kinds
+// of Options.Faults, at distinct beats reaching half again past the golden run (so that faults
+// land in recoveries), each with a random argument where its kind takes one (a switch to any
+// worker, or to a chosen one). pick(n, what) returns a number in [0, n); what names the
+// choice. It is the one engine behind random schedules: a Random campaign picks from a source
+// seeded by Options.Seed, and package chaoskittest can pick through rapid.
+func Draw(rn *harness.Runner, o Options, pick func(n int, what string) int) faults.Schedule {
+	g, _ := rn.Golden(nil) // NewRunner recorded it
+	return draw(pick, g.Len(), rn.Options().FleetReplicas, o.withDefaults())
+}
+
+// draw is Draw for a golden run of goldenBeats beats and fleets of fleet workers.
+func draw(pick func(n int, what string) int, goldenBeats, fleet int, o Options) faults.Schedule {
+	span := goldenBeats + goldenBeats/2 + 1
+	n := 1 + pick(o.MaxFaults, "faults")
+	beats := map[int]bool{}
+	for len(beats) < min(n, span) {
+		beats[pick(span, "beat")] = true
+	}
+	var s faults.Schedule
+	for _, b := range slices.Sorted(maps.Keys(beats)) {
+		f := faults.Fault{Kind: o.Faults[pick(len(o.Faults), "kind")], Beat: b}
+		info, _ := f.Kind.Info()
+		switch info.Arg {
+		case faults.BytesArg:
+			f.Bytes = int64(pick(1024, "bytes"))
+		case faults.ModeArg:
+			if m := pick(len(info.Modes), "mode"); m > 0 {
+				f.Mode = info.Modes[m]
+			}
+		case faults.DurationArg:
+			f.Dur = o.LeasePauses[pick(len(o.LeasePauses), "pause")]
+		case faults.WorkerArg:
+			f.Worker = pick(fleet+1, "worker") // 0: the scheduler's choice; W+1: worker W
+		}
+		s = append(s, f)
+	}
+	return s
+}

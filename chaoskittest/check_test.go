@@ -1,0 +1,162 @@
+package chaoskittest_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/chaoskittest"
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/reference"
+	"pgregory.net/rapid"
+)
+
+// agent returns a constructor of the reference agent's variant v, on the onboarding task.
+func agent(v reference.Variant) func() harness.Target {
+	return func() harness.Target { return reference.New(v, reference.Onboarding()) }
+}
+
+// TestMain, when re-executed by the tests below with CHAOSKIT_CHECK_HELPER set, runs tests of
+// Check that are meant to fail, and only those.
+func TestMain(m *testing.M) {
+	if os.Getenv("CHAOSKIT_CHECK_HELPER") != "" {
+		random := campaign.Options{Mode: campaign.Random, Cases: 30}
+		random.Seed = 3
+		testing.Main(func(pat, str string) (bool, error) { return regexp.MatchString(pat, str) }, []testing.InternalTest{
+			{Name: "TestCheckHelperExhaustive", F: func(t *testing.T) {
+				chaoskittest.Check(t, agent(reference.ActThenSave), campaign.Options{})
+			}},
+			{Name: "TestCheckHelperRandom", F: func(t *testing.T) {
+				chaoskittest.Check(t, agent(reference.UnstableKey), random)
+			}},
+		}, nil, nil)
+	}
+	os.Exit(m.Run())
+}
+
+// runHelper runs one helper test in a child process and returns its output and whether it
+// passed.
+func runHelper(t *testing.T, name string, args ...string) (string, bool) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^" + name + "$", "-test.v"}, args...)...)
+	cmd.Env = append(os.Environ(), "CHAOSKIT_CHECK_HELPER=1")
+	out, err := cmd.CombinedOutput()
+	if _, exit := err.(*exec.ExitError); err != nil && !exit {
+		t.Fatal(err)
+	}
+	return string(out), err == nil
+}
+
+var replayRe = regexp.MustCompile(`replay: go test (\S+) -run '(\^[^']+\$)' -chaoskit\.schedule='([^']+)'( -chaoskit\.seed=(\d+))?`)
+
+// Check fails the test for a broken harness, printing the violation, the beats around the
+// fault and a go test command naming the package; running that command replays exactly that
+// case, which fails the same way.
+func TestCheckPrintsACommandThatReplaysTheFailure(t *testing.T) {
+	out, ok := runHelper(t, "TestCheckHelperExhaustive")
+	if ok {
+		t.Fatalf("Check passed a harness that duplicates effects:\n%s", out)
+	}
+	for _, want := range []string{"violated no-duplicate-effects", "beats around the fault", ">> ", "did not pass"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	m := replayRe.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no replay command in:\n%s", out)
+	}
+	if m[1] != "./chaoskittest" || m[2] != "^TestCheckHelperExhaustive$" {
+		t.Errorf("replay runs %s %s", m[1], m[2])
+	}
+	again, ok := runHelper(t, "TestCheckHelperExhaustive", "-chaoskit.schedule="+m[3])
+	if ok || !strings.Contains(again, "under "+m[3]+" (seed 0): fail") || !strings.Contains(again, "violated no-duplicate-effects") {
+		t.Fatalf("replaying %s:\n%s", m[3], again)
+	}
+	if strings.Count(again, "violated no-duplicate-effects") != 1 {
+		t.Errorf("the replay ran more than the one case:\n%s", again)
+	}
+}
+
+// In random mode Check runs Options.Cases schedules drawn from Options.Seed, as chaoskit run
+// does, and shows each failure shrunk: the schedule it prints and replays is the smallest that
+// still fails, and the same command line replays it.
+func TestCheckRandomShrinksAndReplays(t *testing.T) {
+	out, ok := runHelper(t, "TestCheckHelperRandom")
+	if ok {
+		t.Fatalf("Check passed a harness with unstable keys:\n%s", out)
+	}
+	m := replayRe.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no replay command in:\n%s", out)
+	}
+	shrunk, seed := m[3], m[5]
+	if strings.Contains(shrunk, ",") || seed != "3" {
+		t.Errorf("the first failure replays %s with seed %s: one fault suffices, seed 3", shrunk, seed)
+	}
+	again, ok := runHelper(t, "TestCheckHelperRandom", "-chaoskit.schedule="+shrunk, "-chaoskit.seed="+seed)
+	if ok || !strings.Contains(again, "under "+shrunk+" (seed 3): fail") {
+		t.Fatalf("replaying %s:\n%s", shrunk, again)
+	}
+	cli := fmt.Sprintf("chaoskit replay --target reference/unstable-key --seed 3 --schedule '%s'", shrunk)
+	t.Logf("the same case from the command line: %s", cli)
+}
+
+func TestCheckPassesTheReference(t *testing.T) {
+	chaoskittest.Check(t, agent(reference.Correct), campaign.Options{})
+}
+
+// printingTB stands in for a *testing.T in the example, printing what Check reports.
+type printingTB struct {
+	testing.TB
+	name string
+}
+
+func (p printingTB) Helper()                           {}
+func (p printingTB) Name() string                      { return p.name }
+func (p printingTB) Logf(format string, args ...any)   { fmt.Printf("log: "+format+"\n", args...) }
+func (p printingTB) Errorf(format string, args ...any) { fmt.Printf("error: "+format+"\n", args...) }
+func (p printingTB) Fatalf(format string, args ...any) { fmt.Printf("fatal: "+format+"\n", args...) }
+
+// In a test, Check crashes the harness at every beat under every fault kind asked for and fails
+// the test for each case that does not pass. The reference agent passes.
+func ExampleCheck() {
+	t := printingTB{name: "TestOnboarding"} // in a real test, the *testing.T
+	chaoskittest.Check(t, agent(reference.Correct), campaign.Options{
+		Faults: []faults.Kind{faults.Kill, faults.Power, faults.FsyncFail},
+	})
+	// Output:
+	// log: chaoskit: TestOnboarding: 363 cases over 159 golden beats, 0 did not pass
+}
+
+// Schedules lets rapid draw the schedules a Random campaign would, and shrink them: every one
+// is valid, and the correct agent survives each.
+func TestSchedulesGenerator(t *testing.T) {
+	rn, err := harness.NewRunner(agent(reference.Correct), harness.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := campaign.Options{Faults: faults.AllKinds(), MaxFaults: 2}
+	kinds := map[faults.Kind]bool{}
+	rapid.Check(t, func(rt *rapid.T) {
+		s := chaoskittest.Schedules(rn, opts).Draw(rt, "schedule")
+		if err := s.Validate(); err != nil || len(s) == 0 || len(s) > 2 {
+			rt.Fatalf("drew %q: %v", s, err)
+		}
+		for _, f := range s {
+			kinds[f.Kind] = true
+		}
+		if c := rn.Run(s); c.Verdict.Outcome != oracle.Pass {
+			rt.Fatalf("%s", c)
+		}
+	})
+	if len(kinds) < 8 {
+		t.Errorf("rapid drew only %d kinds of fault: %v", len(kinds), kinds)
+	}
+}

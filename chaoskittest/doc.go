@@ -1,0 +1,13 @@
+// Package chaoskittest runs chaoskit from go test: Check explores a target under faults and
+// fails the test for every case that does not pass, printing the go test command that replays
+// it, and Schedules is a rapid generator of fault schedules for properties of your own.
+//
+// It is the only package of chaoskit that imports testing, and the one that registers the
+// -chaoskit.* test flags:
+//
+//	-chaoskit.schedule='kill@4,power@9'   run just this schedule (what a failure's replay command does)
+//	-chaoskit.seed=N                      override Options.Seed
+//
+// A program that imports chaoskit's other packages links neither testing nor rapid, and
+// registers no flag.
+package chaoskittest

@@ -1,0 +1,22 @@
+package chaoskittest
+
+import (
+	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"pgregory.net/rapid"
+)
+
+// Schedules returns a rapid generator of fault schedules for rn's target: the schedules a Random
+// campaign with opts draws (campaign.Draw), with rapid making the choices, so that rapid can
+// shrink them. It is for properties of your own that run a target under faults:
+//
+//	rapid.Check(t, func(rt *rapid.T) {
+//		c := rn.Run(chaoskittest.Schedules(rn, opts).Draw(rt, "schedule"))
+//		...
+//	})
+func Schedules(rn *harness.Runner, opts campaign.Options) *rapid.Generator[faults.Schedule] {
+	return rapid.Custom(func(rt *rapid.T) faults.Schedule {
+		return campaign.Draw(rn, opts, func(n int, what string) int { return rapid.IntRange(0, n-1).Draw(rt, what) })
+	})
+}

@@ -1,0 +1,27 @@
+package harness_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A program that uses chaoskit as a library (harness, campaign, oracle, reports, faults) links
+// neither testing nor rapid, nor the flag package through which test flags are registered:
+// only package chaoskittest does.
+func TestLibraryLinksNoTestingCode(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "./testdata/library").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if !slices.Contains(deps, "github.com/chaoskit/chaoskit/harness") {
+		t.Fatalf("go list -deps does not list harness:\n%s", out)
+	}
+	for _, bad := range []string{"testing", "pgregory.net/rapid", "flag", "github.com/chaoskit/chaoskit/chaoskittest"} {
+		if slices.Contains(deps, bad) {
+			t.Errorf("a program importing chaoskit's library packages links %s", bad)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+
+	"github.com/spf13/afero"
+)
+
+// dirFile is a file of a report directory, by the format it holds.
+type dirFile struct {
+	format, name string
+	write        func(r *Report, w io.Writer) error
+}
+
+// dirFiles are the files of a report directory, the contract first.
+var dirFiles = []dirFile{
+	{"json", "report.json", func(r *Report, w io.Writer) error {
+		b, err := r.Marshal()
+		if err == nil {
+			_, err = w.Write(b)
+		}
+		return err
+	}},
+	{"md", "summary.md", (*Report).Markdown},
+	{"junit", "junit.xml", (*Report).JUnit},
+	{"html", "report.html", (*Report).HTML},
+}
+
+// Formats lists the formats a report directory can hold, in the order WriteDir writes them:
+// json (report.json), md (summary.md), junit (junit.xml) and html (report.html).
+func Formats() []string {
+	out := make([]string, len(dirFiles))
+	for i, f := range dirFiles {
+		out[i] = f.format
+	}
+	return out
+}
+
+// WriteDir writes r into the report directory dir on fsys, one file per format of formats (all
+// of Formats when formats is nil; names not in Formats are ignored), each through WriteAtomic.
+// It returns the paths written. It writes every file it can and returns the first error.
+func WriteDir(fsys afero.Fs, dir string, r *Report, formats []string) ([]string, error) {
+	var written []string
+	var first error
+	for _, f := range dirFiles {
+		if formats != nil && !slices.Contains(formats, f.format) {
+			continue
+		}
+		path := filepath.Join(dir, f.name)
+		var buf bytes.Buffer
+		err := f.write(r, &buf)
+		if err != nil {
+			err = fmt.Errorf("rendering %s: %w", path, err)
+		} else {
+			err = WriteAtomic(fsys, path, buf.Bytes())
+		}
+		if err == nil {
+			written = append(written, path)
+		} else if first == nil {
+			first = err
+		}
+	}
+	return written, first
+}
