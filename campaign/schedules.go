@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -22,6 +23,11 @@ import (
 // faults) cannot be recorded.
 func Schedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
 	o = o.withDefaults()
+	for _, k := range o.Faults {
+		if why := rn.Unsupported(k); why != "" {
+			return nil, &UnsupportedError{Target: rn.Options().Name, Kind: k, Why: why}
+		}
+	}
 	if o.Mode == Random {
 		return randomSchedules(rn, o)
 	}
@@ -70,6 +76,18 @@ func Schedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
 		out = sample
 	}
 	return out, nil
+}
+
+// UnsupportedError reports a campaign asking for a fault kind its target cannot honour
+// (harness.Limits).
+type UnsupportedError struct {
+	Target string
+	Kind   faults.Kind
+	Why    string
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("%s faults cannot apply to %s: %s", e.Kind, e.Target, e.Why)
 }
 
 // randomSchedules draws Options.Cases distinct schedules from the seed.

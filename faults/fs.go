@@ -117,6 +117,11 @@ func (f *FS) inject(op Op) *Fault {
 	return flt
 }
 
+// Unwrap returns the wrapped filesystem: what goes through it directly suffers no fault and
+// reaches no Injector. It is for callers that step outside the fault layer on purpose (an
+// adapter copying a subprocess's files in and out), never for the code under test.
+func (f *FS) Unwrap() afero.Fs { return f.base }
+
 // Name returns the wrapped filesystem's name with a "faults:" prefix.
 func (f *FS) Name() string { return "faults:" + f.base.Name() }
 

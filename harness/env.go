@@ -54,6 +54,22 @@ func (e *Env) Attempt() int { return e.p.attempt }
 // Worker numbers the worker (from 0 to Options.Replicas-1) the process belongs to.
 func (e *Env) Worker() int { return e.p.slot.id }
 
+// AtEnd registers f to run when the process ends, however it ends: its Run returned, a fault
+// crashed it, a deploy restarted it, or the run stopped it (hung, over its budget). f runs once,
+// on the runner's goroutine, after the process's threads have stopped running and before
+// anything else happens: before a crash reaches the disk, before any other process starts. (A
+// thread that hung in code of its own may still be running it.)
+// Functions run in the reverse order of their registration, and must not call the Env.
+//
+// It is for targets whose process reaches outside the simulation: an adapter that runs a real
+// subprocess kills it here, so that a crash at a beat stops the subprocess at that beat.
+func (e *Env) AtEnd(f func()) {
+	e.alive()
+	e.r.mu.Lock()
+	defer e.r.mu.Unlock()
+	e.p.atEnd = append(e.p.atEnd, f)
+}
+
 // Mark declares a progress point: call it right after a step of the harness has become durable,
 // with a label unique to that step ("step 3 committed"). Marks are beats. The oracle measures
 // work lost from them: a golden mark made twice is durable work done twice. Mark progress when

@@ -84,6 +84,7 @@ type process struct {
 	firstFault int // the first beat a fault fired at in it, or -1
 	ended      bool
 	crashed    bool
+	atEnd      []func() // Env.AtEnd's functions, guarded by run.mu
 }
 
 // thread is one goroutine of a process, run under the baton.
@@ -466,6 +467,12 @@ func (r *run) end(p *process, note string) {
 	p.ended = true
 	p.cancel()
 	close(p.dead)
+	r.mu.Lock()
+	hooks := p.atEnd
+	r.mu.Unlock()
+	for i := len(hooks) - 1; i >= 0; i-- {
+		hooks[i]()
+	}
 	r.timers = slices.DeleteFunc(r.timers, func(t timer) bool { return t.owner == p })
 	end := len(r.beats)
 	if end > p.start {

@@ -33,6 +33,7 @@ type Runner struct {
 	tools     []Tool
 	stater    bool
 	cmp       []cmp.Option
+	limits    Limits
 
 	mu      sync.Mutex
 	goldens map[int]*Golden // by number of workers
@@ -68,11 +69,29 @@ func NewRunner(newTarget func() Target, opts Options) (*Runner, error) {
 	if c, ok := spec.(Comparer); ok {
 		rn.cmp = c.CmpOptions()
 	}
+	if l, ok := spec.(Limiter); ok {
+		rn.limits = l.Limits()
+	}
 	newWorld(rn.tools) // panics now, not in a case, on a malformed tool list
+	if why := rn.limits.OneWorker; why != "" && rn.o.Replicas > 1 {
+		return nil, fmt.Errorf("%s: cannot run %d workers: %s", rn.o.Name, rn.o.Replicas, why)
+	}
 	if _, err := rn.Golden(nil); err != nil {
 		return nil, err
 	}
 	return rn, nil
+}
+
+// Unsupported returns why the target cannot honour faults of kind k, or "" if it can (see
+// Limits). Fleet kinds need several workers, which a target limited to one cannot have.
+func (rn *Runner) Unsupported(k faults.Kind) string {
+	if why := rn.limits.Unsupported[k]; why != "" {
+		return why
+	}
+	if info, _ := k.Info(); info.Family == faults.FleetFamily && rn.limits.OneWorker != "" {
+		return rn.limits.OneWorker
+	}
+	return ""
 }
 
 // replicas returns how many workers run schedule s: Options.Replicas, or FleetReplicas when s
@@ -184,6 +203,12 @@ func (rn *Runner) Run(s faults.Schedule) *Case {
 	if rn.o.Repro != nil {
 		c.Repro = rn.o.Repro(s)
 	}
+	for _, k := range s.Kinds() {
+		if why := rn.Unsupported(k); why != "" {
+			c.Verdict = oracle.Verdict{Outcome: oracle.Unknown, Reason: fmt.Sprintf("%s cannot apply to %s: %s", k, rn.o.Name, why)}
+			return c
+		}
+	}
 	o := rn.o
 	o.Replicas = rn.replicas(s)
 	gold, err := rn.Golden(s)
@@ -230,7 +255,7 @@ func (r *run) startAll() ending {
 // derived from the golden recording: f is a crash within the golden run, and the one worker's
 // process is all there is to crash.
 func (rn *Runner) derivable(f faults.Fault, replicas, goldenBeats int) bool {
-	return !rn.o.NoDerive && replicas == 1 && f.Beat < goldenBeats && isCrash(f.Kind)
+	return !rn.o.NoDerive && !rn.limits.NoDerive && replicas == 1 && f.Beat < goldenBeats && isCrash(f.Kind)
 }
 
 // derive puts r where a run crashed by f at beat f.Beat stands, from the golden recording g:

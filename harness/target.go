@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/afero"
 )
@@ -50,6 +51,27 @@ type Tooler interface {
 // differ between runs (a timestamp, a run id): it gives the go-cmp options to compare them.
 type Comparer interface {
 	CmpOptions() []cmp.Option
+}
+
+// Limiter is implemented by targets that cannot honour everything chaoskit can do to a
+// target: a subprocess whose files chaoskit does not see cannot lose un-fsynced writes to a
+// power cut, nor have its crash states rebuilt from a recording.
+type Limiter interface {
+	Limits() Limits
+}
+
+// Limits say what a target cannot do. The zero value is no limit.
+type Limits struct {
+	// NoDerive says the target's processes change the disk outside their beats (their files are
+	// copied in and out at their edges, say), so that a crash state cannot be rebuilt from the
+	// golden recording: every case re-runs the golden prefix instead.
+	NoDerive bool
+	// Unsupported names the fault kinds the target cannot honour, each with why, in a few words
+	// that say what would lift the limit. A case of such a kind is unknown, with that reason.
+	Unsupported map[faults.Kind]string
+	// OneWorker, if set, says why the target cannot run with more than one worker (Options.
+	// Replicas); NewRunner refuses more, with that reason.
+	OneWorker string
 }
 
 // Fresh returns a constructor of targets that hands every process its own copy of template,

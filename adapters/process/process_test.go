@@ -1,0 +1,173 @@
+package process_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/adapters/process"
+	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
+)
+
+// childBin is the test child, built once by TestMain.
+var childBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "chaoskit-process-test-")
+	if err != nil {
+		panic(err)
+	}
+	childBin = filepath.Join(dir, "child")
+	if out, err := exec.Command("go", "build", "-o", childBin, "./testdata/child").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the test child: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// tools are the tools the test child calls.
+var tools = []harness.Tool{
+	{Name: "create_po", Contract: harness.IdempotentByKey, Latency: time.Second},
+	{Name: "check", Contract: harness.IdempotentByKey, Async: 10 * time.Minute},
+}
+
+// child returns the test child in the given mode as a target.
+func child(mode string) process.Target {
+	return process.Target{Argv: []string{childBin, "-mode", mode}, ToolList: tools,
+		StateArgv: []string{childBin, "-dump-state"}}
+}
+
+func newRunner(t *testing.T, target process.Target, opts harness.Options) (*harness.Runner, error) {
+	t.Helper()
+	if opts.Name == "" {
+		opts.Name = "child/" + target.Argv[2]
+	}
+	return harness.NewRunner(harness.Fresh(target), opts)
+}
+
+func explore(t *testing.T, rn *harness.Runner, kinds ...faults.Kind) []*harness.Case {
+	t.Helper()
+	cases, err := campaign.Explore(context.Background(), rn, campaign.Options{Faults: kinds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
+// The correct child survives a real SIGKILL at every beat, and every tool fault: its
+// checkpoint is written before its mark, and it retries with the same key.
+func TestCorrectChildSurvivesEveryKill(t *testing.T) {
+	rn, err := newRunner(t, child("correct"), harness.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := explore(t, rn, faults.Kill, faults.ToolTransient, faults.ToolAmbiguous, faults.ToolTimeout)
+	restarts := 0
+	for _, c := range cases {
+		if c.Verdict.Outcome != oracle.Pass {
+			t.Errorf("%s", c)
+		}
+		restarts += c.Verdict.Metrics.Restarts
+	}
+	if len(cases) != 9+3*3 || restarts != 9 {
+		t.Fatalf("%d cases, %d restarts: want 9 kills (one restart each) and 3 tool faults of each kind", len(cases), restarts)
+	}
+	g, _ := rn.Golden(nil)
+	if got := strings.Join(g.Trace(), "|"); got != "tool create_po key=po-0 sent|tool create_po key=po-0 applied|mark po 0 filed|tool create_po key=po-1 sent|tool create_po key=po-1 applied|mark po 1 filed|tool create_po key=po-2 sent|tool create_po key=po-2 applied|mark po 2 filed" {
+		t.Errorf("golden trace %s", got)
+	}
+}
+
+// The child that acts before it saves, without a key, files an order twice when it is killed
+// between the two: no-duplicate-effects catches it, and the case replays.
+func TestActThenSaveChildIsCaught(t *testing.T) {
+	rn, err := newRunner(t, child("act-then-save"), harness.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var caught []string
+	for _, c := range explore(t, rn, faults.Kill) {
+		if c.Breaks(oracle.NoDuplicateEffects) {
+			caught = append(caught, c.Schedule.String())
+		}
+	}
+	// The kills after an order was applied and before it was saved: at each applied beat. (At
+	// the mark the order is saved already.)
+	if want := "kill@1 kill@4 kill@7"; strings.Join(caught, " ") != want {
+		t.Fatalf("caught under %v, want %s", caught, want)
+	}
+	if c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 1}}); !c.Breaks(oracle.NoDuplicateEffects) {
+		t.Fatalf("kill@1 does not replay: %s", c)
+	}
+}
+
+// Every request of the protocol answers as its Env call does in-process.
+func TestEveryRequest(t *testing.T) {
+	rn, err := newRunner(t, child("tour"), harness.Options{Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rn.Run(nil)
+	want := `map[attempt:0 await_deadline:true message:check-1 messages:1 model:file the order po:create_po-1 random:true replayed:true slept:1m30s token:1 worker:0]`
+	if got := fmt.Sprint(c.Result); got != want || c.Verdict.Outcome != oracle.Pass {
+		t.Fatalf("result %s\nwant   %s\n%s", got, want, c)
+	}
+}
+
+// A target that misbehaves is refused with one line saying how, the end of its output
+// included; nothing hangs.
+func TestBadTargets(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		want string
+	}{
+		{"exit3", `exited with status 3; its output ends: "boom: the configuration is missing"`},
+		{"noconnect", "hung: no beat for 1s"},
+		{"hang", "hung: no beat for 1s"},
+		{"flood", "requests in a row without a beat"},
+		{"malformed", "sent a malformed request"},
+		{"undeclared", `call to undeclared tool "launch_missiles"`},
+		{"badresult", "sent a malformed request"},
+		{"version", "the command speaks protocol version 99; this chaoskit speaks version 1"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			_, err := newRunner(t, child(tc.mode), harness.Options{Timeout: time.Second})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("err = %v\nwant one line containing %q", err, tc.want)
+			}
+		})
+	}
+	_, err := newRunner(t, process.Target{Argv: []string{"/no/such/command"}}, harness.Options{Name: "missing"})
+	if err == nil || !strings.Contains(err.Error(), "starting /no/such/command") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// A plain target refuses the faults it cannot honour, saying what would lift the limit.
+func TestPlainTargetLimits(t *testing.T) {
+	rn, err := newRunner(t, child("correct"), harness.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = campaign.Schedules(rn, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power}})
+	if err == nil || !strings.Contains(err.Error(), "power faults cannot apply to child/correct") || !strings.Contains(err.Error(), "--disk fuse") {
+		t.Fatalf("err = %v", err)
+	}
+	c := rn.Run(faults.Schedule{{Kind: faults.Power, Beat: 3}})
+	if c.Verdict.Outcome != oracle.Unknown || !strings.Contains(c.Verdict.Reason, "--disk fuse") {
+		t.Fatalf("%s", c)
+	}
+	if _, err := newRunner(t, child("correct"), harness.Options{Replicas: 2}); err == nil || !strings.Contains(err.Error(), "cannot run 2 workers") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,149 @@
+package process
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/chaoskit/chaoskit/harness"
+)
+
+// Version is the protocol version this package speaks (PROTOCOL.md).
+const Version = 1
+
+// The environment variables a child finds chaoskit in.
+const (
+	EnvSocket   = "CHAOSKIT_SOCKET"    // the Unix socket to connect to
+	EnvToken    = "CHAOSKIT_TOKEN"     // the token the hello must carry
+	EnvProtocol = "CHAOSKIT_PROTOCOL"  // the protocol version chaoskit speaks
+	EnvStateDir = "CHAOSKIT_STATE_DIR" // the directory the harness keeps its durable state in
+	EnvAttempt  = "CHAOSKIT_ATTEMPT"   // the process's number: 0, then one more per process started
+	EnvWorker   = "CHAOSKIT_WORKER"    // the worker the process belongs to, from 0
+)
+
+// request is one line a child sends: an operation and its arguments.
+type request struct {
+	ID     int64  `json:"id,omitempty"` // echoed in the response, for the client's own checks
+	Op     string `json:"op"`
+	V      int    `json:"v,omitempty"`      // hello
+	Token  string `json:"token,omitempty"`  // hello
+	Client string `json:"client,omitempty"` // hello: the client's name and version
+
+	Tool      string          `json:"tool,omitempty"` // call
+	Key       string          `json:"key,omitempty"`
+	Args      json.RawMessage `json:"args,omitempty"`
+	Fence     uint64          `json:"fence,omitempty"`
+	TimeoutMs int64           `json:"timeout_ms,omitempty"` // call, model, await: a virtual deadline
+
+	Purpose   string `json:"purpose,omitempty"` // model
+	Reply     string `json:"reply,omitempty"`
+	LatencyMs int64  `json:"latency_ms,omitempty"`
+
+	Ms    int64      `json:"ms,omitempty"`    // sleep
+	Topic string     `json:"topic,omitempty"` // await, messages
+	Name  string     `json:"name,omitempty"`  // acquire
+	TTLMs int64      `json:"ttl_ms,omitempty"`
+	Lease *leaseJSON `json:"lease,omitempty"` // renew, release
+	Label string     `json:"label,omitempty"` // mark
+
+	Result json.RawMessage `json:"result,omitempty"` // done
+}
+
+// response is one line chaoskit sends back: ok and the operation's results, or an error.
+type response struct {
+	ID    int64      `json:"id,omitempty"`
+	OK    bool       `json:"ok"`
+	Error *protoErr  `json:"error,omitempty"`
+	V     int        `json:"v,omitempty"` // hello
+	Attempt  *int    `json:"attempt,omitempty"`
+	Worker   *int    `json:"worker,omitempty"`
+	StateDir string  `json:"state_dir,omitempty"`
+
+	ReplyID  string `json:"reply_id,omitempty"` // call
+	Replayed bool   `json:"replayed,omitempty"`
+	Topic    string `json:"topic,omitempty"`
+
+	Text string `json:"text,omitempty"` // model
+
+	NowMs *int64 `json:"now_ms,omitempty"` // now
+
+	Messages []messageJSON `json:"messages,omitempty"` // await, messages
+	Lease    *leaseJSON    `json:"lease,omitempty"`    // acquire, renew
+	Value    *uint64       `json:"value,omitempty"`    // random
+}
+
+// protoErr is an error a response carries: a stable code the client maps to its own error
+// types, and a message for people.
+type protoErr struct {
+	Code         string `json:"code"`
+	Message      string `json:"message"`
+	RetryAfterMs int64  `json:"retry_after_ms,omitempty"`
+}
+
+type leaseJSON struct {
+	Name      string `json:"name"`
+	Holder    string `json:"holder,omitempty"`
+	Token     uint64 `json:"token"`
+	ExpiresMs int64  `json:"expires_ms,omitempty"`
+}
+
+type messageJSON struct {
+	Topic string `json:"topic"`
+	Body  string `json:"body"`
+	Seq   int    `json:"seq"`
+}
+
+// The error codes of the protocol.
+const (
+	codeTransient     = "transient"      // the tool failed before applying the call: retry
+	codeAmbiguous     = "ambiguous"      // the reply was lost: the call may have been applied
+	codeTimeout       = "timeout"        // the call's deadline passed: it may still be applied
+	codeFenced        = "fenced"         // the tool saw a newer fencing token
+	codeLeaseHeld     = "lease_held"     // another worker holds the lease
+	codeLeaseLost     = "lease_lost"     // the lease expired or was taken over
+	codeRateLimited   = "rate_limited"   // the model is rate limited: retry after retry_after_ms
+	codeModelServer   = "model_server"   // the model failed (500)
+	codeContextLength = "context_length" // the model refused: the context is too long
+	codeDeadline      = "deadline"       // a wait's deadline passed
+	codeBadRequest    = "bad_request"    // the request is malformed: the process is failed
+	codeVersion       = "version"        // the hello's protocol version is not spoken here
+)
+
+// worldError turns an error of the Env into the protocol's.
+func worldError(err error) *protoErr {
+	e := &protoErr{Message: err.Error()}
+	var rl *harness.RateLimitError
+	switch {
+	case errors.Is(err, harness.ErrToolTransient):
+		e.Code = codeTransient
+	case errors.Is(err, harness.ErrToolAmbiguous):
+		e.Code = codeAmbiguous
+	case errors.Is(err, harness.ErrFenced):
+		e.Code = codeFenced
+	case errors.Is(err, harness.ErrLeaseHeld):
+		e.Code = codeLeaseHeld
+	case errors.Is(err, harness.ErrLeaseLost):
+		e.Code = codeLeaseLost
+	case errors.As(err, &rl):
+		e.Code, e.RetryAfterMs = codeRateLimited, rl.RetryAfter.Milliseconds()
+	case errors.Is(err, harness.ErrModelServer):
+		e.Code = codeModelServer
+	case errors.Is(err, harness.ErrContextLength):
+		e.Code = codeContextLength
+	case errors.Is(err, context.DeadlineExceeded):
+		e.Code = codeDeadline
+	default:
+		e.Code = codeBadRequest
+	}
+	return e
+}
+
+func leaseOf(l harness.Lease) *leaseJSON {
+	return &leaseJSON{Name: l.Name, Holder: l.Holder, Token: l.Token, ExpiresMs: ms(l.Expires)}
+}
+
+// ms returns a virtual instant as Unix milliseconds.
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func dur(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }

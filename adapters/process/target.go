@@ -1,0 +1,157 @@
+package process
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/spf13/afero"
+)
+
+// Disk says how a command's state directory reaches chaoskit's fault disk.
+type Disk string
+
+// The disk modes.
+const (
+	// Plain gives each process a real directory holding a copy of the disk, and copies it back
+	// when the process ends: the command's file operations are not beats, a kill keeps
+	// everything it wrote, and faults that lose un-fsynced data cannot apply.
+	Plain Disk = "plain"
+	// FUSE mounts the disk itself as the state directory, so that every mutating file operation
+	// of the command is a beat and every storage fault applies to its real files.
+	FUSE Disk = "fuse"
+)
+
+// Target runs a command as the harness under test: each process of the harness is a real
+// process of the command, started in its own process group, talking to chaoskit's world over
+// a Unix socket (the protocol of PROTOCOL.md, spoken by the clients in this module), and
+// SIGKILLed, with its whole group, when a crash fault fires at one of its beats. Its state
+// directory is chaoskit's disk, copied in and out (Plain) or mounted (FUSE).
+//
+// A Target is a value: harness.Fresh(process.Target{...}) builds one per process.
+type Target struct {
+	// Argv is the command and its arguments; Argv[0] is looked up in PATH.
+	Argv []string
+	// Dir is the command's working directory; the default is chaoskit's.
+	Dir string
+	// Env holds environment variables ("KEY=VALUE") added to the command's, which is chaoskit's
+	// own plus the CHAOSKIT_* variables of the protocol.
+	Env []string
+	// ToolList declares the tools the command calls, with their contracts. A call of a tool not
+	// declared fails the process, naming it.
+	ToolList []harness.Tool
+	// StateArgv, if set, is a command that prints the harness's durable state as JSON on its
+	// standard output, run with CHAOSKIT_STATE_DIR naming a copy of the state directory (for
+	// example the harness itself with a --dump-state flag). The oracle compares that JSON with
+	// the golden run's. Without it the state directory's files are compared byte for byte,
+	// which a database's files rarely survive.
+	StateArgv []string
+	// Ignore lists JSON paths ("$.checkpoints[*].ts", `$["run id"]`) removed from the result
+	// and the state before they are compared: what legitimately differs from run to run.
+	// Without StateArgv the state is a JSON object of file contents by path, so
+	// `$["logs/run.log"]` ignores a file.
+	Ignore []string
+	// Disk says how the state directory reaches chaoskit's disk; the default is Plain.
+	Disk Disk
+}
+
+// Tools returns t.ToolList.
+func (t Target) Tools() []harness.Tool { return t.ToolList }
+
+// Limits says what a Plain target cannot do: its file operations are not beats, so only a
+// kill applies among the storage faults, a crash state cannot be rebuilt from the golden
+// recording, and workers cannot share its state directory.
+func (t Target) Limits() harness.Limits {
+	if t.Disk == FUSE {
+		return harness.Limits{}
+	}
+	why := "the state directory is a copy (--disk plain): chaoskit does not see the command's writes; use --disk fuse"
+	l := harness.Limits{NoDerive: true, OneWorker: "workers cannot share a copied state directory; use --disk fuse", Unsupported: map[faults.Kind]string{}}
+	for _, k := range faults.StorageKinds() {
+		if k != faults.Kill {
+			l.Unsupported[k] = why
+		}
+	}
+	return l
+}
+
+// Validate reports what is wrong with t, if anything: no command, a disk mode it does not
+// know, a malformed ignore path.
+func (t Target) Validate() error {
+	if len(t.Argv) == 0 || t.Argv[0] == "" {
+		return fmt.Errorf("process.Target: no command (Argv is empty)")
+	}
+	switch t.Disk {
+	case "", Plain, FUSE:
+	default:
+		return fmt.Errorf("process.Target: unknown disk mode %q (want plain or fuse)", t.Disk)
+	}
+	for _, p := range t.Ignore {
+		if _, err := parsePath(p); err != nil {
+			return fmt.Errorf("process.Target: ignore path: %w", err)
+		}
+	}
+	return nil
+}
+
+// Run runs one process of the command and serves its requests until it exits, returning the
+// result it sent with done (decoded JSON, ignored paths removed; nil if it sent none). A
+// command that exits with another status than 0, sends a malformed request or calls a tool not
+// declared fails the process, with the reason and the end of its output.
+func (t Target) Run(ctx context.Context, env *harness.Env) (any, error) {
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	p, err := start(&t, env)
+	if err != nil {
+		return nil, err
+	}
+	env.AtEnd(p.stop) // a crash at a beat stops the command there, before anything else happens
+	defer p.stop()
+	res, err := p.serve(ctx)
+	p.stop()
+	if err == nil {
+		err = p.stopErr
+	}
+	return res, err
+}
+
+// State reads the harness's durable state from fsys: by running StateArgv on a copy of it, or
+// as its files.
+func (t Target) State(fsys afero.Fs) (any, error) {
+	var doc any
+	if len(t.StateArgv) == 0 {
+		files, err := harness.Files(fsys)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string]any, len(files))
+		for k, v := range files {
+			m[k] = v
+		}
+		doc = m
+	} else {
+		var err error
+		if doc, err = runState(&t, fsys); err != nil {
+			return nil, err
+		}
+	}
+	return t.ignore(doc)
+}
+
+// ignore removes t.Ignore's paths from doc.
+func (t *Target) ignore(doc any) (any, error) {
+	for _, text := range t.Ignore {
+		p, err := parsePath(text)
+		if err != nil {
+			return nil, err
+		}
+		doc = p.remove(doc)
+	}
+	return doc, nil
+}
+
+// Name returns a name for the target: its command line.
+func (t Target) Name() string { return strings.Join(t.Argv, " ") }

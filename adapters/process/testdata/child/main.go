@@ -1,0 +1,191 @@
+// Command child is the process target the adapter's tests run: a small harness that files
+// purchase orders and checkpoints them in a JSON file (-mode correct), the same acting before
+// it saves (-mode act-then-save), a tour of every request of the protocol (-mode tour), and
+// commands that misbehave in the ways a target can.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/chaoskit/chaoskit/adapters/process/client"
+)
+
+func main() {
+	mode := flag.String("mode", "correct", "what to do")
+	dump := flag.Bool("dump-state", false, "print the durable state as JSON and exit")
+	flag.Parse()
+	if *dump {
+		b, err := os.ReadFile(filepath.Join(os.Getenv("CHAOSKIT_STATE_DIR"), "orders.json"))
+		if errors.Is(err, os.ErrNotExist) {
+			b = []byte("{}")
+		} else if err != nil {
+			fail(err)
+		}
+		os.Stdout.Write(b)
+		return
+	}
+	switch *mode {
+	case "noconnect":
+		time.Sleep(time.Hour)
+	case "exit3":
+		fmt.Fprintln(os.Stderr, "boom: the configuration is missing")
+		os.Exit(3)
+	case "version", "malformed", "badresult":
+		raw(*mode)
+		return
+	}
+	c, err := client.Connect()
+	if err != nil {
+		fail(err)
+	}
+	switch *mode {
+	case "correct", "act-then-save":
+		orders(c, *mode == "act-then-save")
+	case "tour":
+		tour(c)
+	case "hang":
+		c.Mark("started")
+		time.Sleep(time.Hour)
+	case "flood":
+		for {
+			c.Now()
+		}
+	case "undeclared":
+		c.Call(client.Call{Tool: "launch_missiles", Args: 1})
+	default:
+		fail(fmt.Errorf("unknown mode %q", *mode))
+	}
+}
+
+// checkpoint is the harness's durable state: the orders filed so far.
+type checkpoint struct {
+	Filed []string `json:"filed"`
+	Next  int      `json:"next"`
+}
+
+// orders files three purchase orders. Correct: it records each with its key in a checkpoint
+// first (write a temporary file, fsync, rename), and retries it with the same key, which the
+// tool deduplicates. With actThenSave it files first, without a key, and saves after.
+func orders(c *client.Client, actThenSave bool) {
+	path := filepath.Join(c.StateDir, "orders.json")
+	var cp checkpoint
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &cp); err != nil {
+			fail(err)
+		}
+	}
+	for cp.Next < 3 {
+		i := cp.Next
+		call := client.Call{Tool: "create_po", Key: fmt.Sprintf("po-%d", i), Args: map[string]any{"n": i, "usd": 1000 * (i + 1)}}
+		if actThenSave {
+			call.Key = ""
+		}
+		var r client.Reply
+		var err error
+		for try := 0; try < 5; try++ {
+			if r, err = c.Call(call); err == nil || !(errors.Is(err, client.ErrTransient) || errors.Is(err, client.ErrAmbiguous) || errors.Is(err, client.ErrTimeout)) || actThenSave {
+				break
+			}
+		}
+		if err != nil {
+			fail(err)
+		}
+		cp.Filed, cp.Next = append(cp.Filed, r.ID), i+1
+		save(path, cp)
+		must(c.Mark(fmt.Sprintf("po %d filed", i)))
+	}
+	must(c.Done(map[string]any{"filed": len(cp.Filed)}))
+}
+
+func save(path string, cp checkpoint) {
+	b, _ := json.Marshal(cp)
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		fail(err)
+	}
+	if _, err := f.Write(b); err != nil {
+		fail(err)
+	}
+	must(f.Sync())
+	must(f.Close())
+	must(os.Rename(tmp, path))
+}
+
+// tour makes every request of the protocol once and sends what came back as its result.
+func tour(c *client.Client) {
+	out := map[string]any{"attempt": c.Attempt, "worker": c.Worker}
+	t0, _ := c.Now()
+	must(c.Sleep(90 * time.Second))
+	t1, _ := c.Now()
+	out["slept"] = t1.Sub(t0).String()
+	r, err := c.Call(client.Call{Tool: "create_po", Key: "k1", Args: map[string]any{"b": 2, "a": 1}})
+	must(err)
+	again, err := c.Call(client.Call{Tool: "create_po", Key: "k1", Args: map[string]any{"a": 1, "b": 2}})
+	must(err)
+	out["po"], out["replayed"] = r.ID, again.Replayed
+	text, err := c.Model("plan", "file the order", 2*time.Second, time.Minute)
+	must(err)
+	out["model"] = text
+	l, err := c.Acquire("run-1", 30*time.Second)
+	must(err)
+	l2, err := c.Renew(l, 30*time.Second)
+	must(err)
+	must(c.Release(l2))
+	out["token"] = l2.Token
+	ck, err := c.Call(client.Call{Tool: "check", Key: "c1", Args: "vendor"})
+	must(err)
+	msgs, err := c.Await(ck.Topic, time.Hour)
+	must(err)
+	out["message"] = msgs[0].Body
+	_, err = c.Await("nobody/writes/here", 5*time.Second)
+	out["await_deadline"] = errors.Is(err, client.ErrDeadline)
+	seen, err := c.Messages(ck.Topic)
+	must(err)
+	out["messages"] = len(seen)
+	n, err := c.Random()
+	must(err)
+	out["random"] = n != 0
+	must(c.Mark("toured"))
+	must(c.Done(out))
+}
+
+// raw speaks to the socket by hand, to send what no client would.
+func raw(mode string) {
+	conn, err := net.Dial("unix", os.Getenv("CHAOSKIT_SOCKET"))
+	if err != nil {
+		fail(err)
+	}
+	v := 1
+	if mode == "version" {
+		v = 99
+	}
+	fmt.Fprintf(conn, `{"op":"hello","v":%d,"token":%q}`+"\n", v, os.Getenv("CHAOSKIT_TOKEN"))
+	buf := make([]byte, 4096)
+	conn.Read(buf)
+	switch mode {
+	case "malformed":
+		fmt.Fprintln(conn, `{"op":"mark","label":`)
+	case "badresult":
+		fmt.Fprintln(conn, `{"op":"done","result":{"a":}}`)
+	}
+	conn.Read(buf)
+}
+
+func must(err error) {
+	if err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "child:", err)
+	os.Exit(1)
+}
