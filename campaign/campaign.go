@@ -23,6 +23,10 @@ type Target struct {
 	// Repro, if set, returns the command that replays the target's case under schedule s with
 	// the campaign's seed; the default is ReplayCommand.
 	Repro func(seed uint64, s faults.Schedule) string
+	// Command, for a target that is a command run as a process, says how it is run; the
+	// report records it (reports.Options.Commands), so that the campaign can be resumed,
+	// merged and replayed.
+	Command *reports.Command
 }
 
 // Campaign is a campaign over one or more targets, each explored under Options. Its targets and
@@ -59,6 +63,9 @@ func (c *Campaign) Identity() reports.Options {
 	id := reports.Options{Mode: o.Mode.String(), Cases: o.Cases, Shard: o.Shard.String()}
 	for _, t := range c.Targets {
 		id.Targets = append(id.Targets, t.Name)
+		if t.Command != nil {
+			id.Commands = append(id.Commands, *t.Command)
+		}
 	}
 	for _, k := range o.Faults {
 		id.Faults = append(id.Faults, string(k))

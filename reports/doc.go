@@ -11,7 +11,8 @@
 //
 // The top level holds schema (always "chaoskit.report/v1"; Load refuses any other), seed,
 // options (targets, in the order they ran; mode; fault kinds; case count; shard, "I/N" in the
-// report of one shard), summary and cases.
+// report of one shard; commands, for the targets that are commands run as processes: name, argv,
+// dir, env, tools, state, ignore and disk), summary and cases.
 //
 // summary.targets has one entry per target: target, golden_beats, the totals of Stats over all
 // its cases, and by_fault, the same totals over the cases whose schedule contains each kind.

@@ -38,6 +38,21 @@ type Options struct {
 	Faults  []string `json:"faults"`          // the fault kinds explored
 	Cases   int      `json:"cases,omitempty"` // random mode: schedules per target
 	Shard   string   `json:"shard,omitempty"` // "I/N" when this report holds one shard
+	// Commands describes the targets that are commands run as processes (chaoskit run --exec),
+	// so that a resumed run, a merge and a replay run them the same way.
+	Commands []Command `json:"commands,omitempty"`
+}
+
+// Command is a target that is a command run as a process: what it runs and how.
+type Command struct {
+	Name   string   `json:"name"`             // the target's name in this report
+	Argv   []string `json:"argv"`             // the command and its arguments
+	Dir    string   `json:"dir,omitempty"`    // its working directory
+	Env    []string `json:"env,omitempty"`    // variables added to its environment, KEY=VALUE
+	Tools  []string `json:"tools,omitempty"`  // its tools, as --tool writes them
+	State  []string `json:"state,omitempty"`  // the command that prints its state as JSON
+	Ignore []string `json:"ignore,omitempty"` // JSON paths left out of comparisons
+	Disk   string   `json:"disk,omitempty"`   // how its state directory reaches the disk: plain or fuse
 }
 
 // Summary holds the totals of a report, one entry per target in run order.

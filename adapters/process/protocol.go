@@ -52,13 +52,13 @@ type request struct {
 
 // response is one line chaoskit sends back: ok and the operation's results, or an error.
 type response struct {
-	ID    int64      `json:"id,omitempty"`
-	OK    bool       `json:"ok"`
-	Error *protoErr  `json:"error,omitempty"`
-	V     int        `json:"v,omitempty"` // hello
-	Attempt  *int    `json:"attempt,omitempty"`
-	Worker   *int    `json:"worker,omitempty"`
-	StateDir string  `json:"state_dir,omitempty"`
+	ID       int64     `json:"id,omitempty"`
+	OK       bool      `json:"ok"`
+	Error    *protoErr `json:"error,omitempty"`
+	V        int       `json:"v,omitempty"` // hello
+	Attempt  *int      `json:"attempt,omitempty"`
+	Worker   *int      `json:"worker,omitempty"`
+	StateDir string    `json:"state_dir,omitempty"`
 
 	ReplyID  string `json:"reply_id,omitempty"` // call
 	Replayed bool   `json:"replayed,omitempty"`

@@ -31,18 +31,18 @@ const maxIdle = 10_000
 
 // proc is one process of a Target: the child, its socket, its state directory.
 type proc struct {
-	t      *Target
-	env    *harness.Env
-	disk   afero.Fs // the disk itself, outside the fault layer: what Plain copies in and out
-	dir    string   // this process's own directory, under the root
-	state  string   // the state directory the child sees
-	sock   string
-	token  string
-	ln     *net.UnixListener
-	child  *child
-	lines  chan []byte // the connection's request lines; closed at its end
-	conn   net.Conn    // set once the hello is accepted
-	connMu sync.Mutex
+	t        *Target
+	env      *harness.Env
+	disk     afero.Fs // the disk itself, outside the fault layer: what Plain copies in and out
+	dir      string   // this process's own directory, under the root
+	state    string   // the state directory the child sees
+	sock     string
+	token    string
+	ln       *net.UnixListener
+	child    *child
+	lines    chan []byte // the connection's request lines; closed at its end
+	conn     net.Conn    // set once the hello is accepted
+	connMu   sync.Mutex
 	helloErr chan error // a refused hello, for the serve loop to fail the process with
 
 	result   any

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"strconv"
@@ -12,25 +13,30 @@ import (
 	"github.com/chaoskit/chaoskit/reports"
 )
 
-// campaignParams are the flags of `run` that set a campaign's parameters, in the order its
-// error messages name them.
-var campaignParams = []string{"target", "faults", "mode", "cases", "seed", "shard"}
+// campaignParams are the parameters of a campaign, by the flags of `run` that set them, in the
+// order its error messages name them; "exec" stands for --exec and its options.
+var campaignParams = []string{"target", "exec", "faults", "mode", "cases", "seed", "shard"}
 
 // newCampaign checks a campaign's parameters, as the flags of `run` spell them, and returns a
-// usage error naming the first that is wrong.
-func newCampaign(targets []string, faultList, mode string, cases int, seed uint64, shard string) (*campaign.Campaign, error) {
+// usage error naming the first that is wrong. names lists the targets in order: built-in ones,
+// and the commands' names.
+func newCampaign(names []string, commands []reports.Command, faultList, mode string, cases int, seed uint64, shard string) (*campaign.Campaign, error) {
 	c := &campaign.Campaign{}
-	if len(targets) == 0 {
-		return nil, usagef("run needs --target NAME (chaoskit targets lists them)")
+	if len(names) == 0 {
+		return nil, usagef("run needs --target NAME (chaoskit targets lists them) or --exec COMMAND")
 	}
-	for _, name := range targets {
-		t, err := lookupTarget(name)
+	for _, name := range names {
+		if slices.ContainsFunc(c.Targets, func(u campaign.Target) bool { return u.Name == name }) {
+			if slices.ContainsFunc(commands, func(cmd reports.Command) bool { return cmd.Name == name }) {
+				return nil, usagef("two targets named %q: give each --exec its own --name", name)
+			}
+			continue
+		}
+		t, err := resolveTarget(name, commands)
 		if err != nil {
 			return nil, err
 		}
-		if !slices.ContainsFunc(c.Targets, func(u campaign.Target) bool { return u.Name == name }) {
-			c.Targets = append(c.Targets, t)
-		}
+		c.Targets = append(c.Targets, t)
 	}
 	o := &c.Options
 	o.Seed, o.Cases = seed, cases
@@ -50,9 +56,19 @@ func newCampaign(targets []string, faultList, mode string, cases int, seed uint6
 	return c, nil
 }
 
+// resolveTarget returns the target named name: one of commands, or a built-in target.
+func resolveTarget(name string, commands []reports.Command) (campaign.Target, error) {
+	for _, cmd := range commands {
+		if cmd.Name == name {
+			return execTarget(cmd)
+		}
+	}
+	return lookupTarget(name)
+}
+
 // campaignOf rebuilds the campaign a journal's header or a report records.
 func campaignOf(seed uint64, o reports.Options) (*campaign.Campaign, error) {
-	return newCampaign(o.Targets, strings.Join(o.Faults, ","), o.Mode, o.Cases, seed, o.Shard)
+	return newCampaign(o.Targets, o.Commands, strings.Join(o.Faults, ","), o.Mode, o.Cases, seed, o.Shard)
 }
 
 // param returns the value of one of campaignParams of c, as its flag would spell it.
@@ -61,6 +77,9 @@ func param(c *campaign.Campaign, name string) string {
 	switch name {
 	case "target":
 		return strings.Join(o.Targets, ",")
+	case "exec":
+		b, _ := json.Marshal(o.Commands)
+		return string(b)
 	case "faults":
 		return strings.Join(o.Faults, ",")
 	case "mode":

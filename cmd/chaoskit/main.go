@@ -59,6 +59,7 @@ type cli struct {
 	terminal       bool
 	fs             afero.Fs
 	now            func() time.Time
+	notes          []string // what the text summary should say about how the command ran
 }
 
 type command struct {

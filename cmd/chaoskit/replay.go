@@ -19,15 +19,20 @@ func runReplay(c *cli, args []string) error {
 	name := fs.String("target", "", "the target (chaoskit targets lists them)")
 	seed := fs.Uint64("seed", 1, "the campaign's seed")
 	schedule := fs.String("schedule", "", "the schedule, e.g. 'power@17' or 'kill@4,kill@9'")
+	ef := addExecFlags(fs)
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
 	}
 	set := setFlags(fs)
+	commands, err := ef.commands()
+	if err != nil {
+		return err
+	}
 	var want *reports.Case
 	if *caseID != "" {
-		if set["target"] || set["seed"] || set["schedule"] {
-			return usagef("replay --case takes the target, seed and schedule from the report: drop --target, --seed and --schedule")
+		if set["target"] || set["seed"] || set["schedule"] || len(commands) > 0 {
+			return usagef("replay --case takes the target, seed and schedule from the report: drop --target, --exec, --seed and --schedule")
 		}
 		if len(pos) != 1 {
 			return usagef("replay --case ID takes one report (a report.json or its directory), got %d arguments", len(pos))
@@ -39,18 +44,30 @@ func runReplay(c *cli, args []string) error {
 		if want = findCase(rep, *caseID); want == nil {
 			return usagef("no case %q in %s", *caseID, pos[0])
 		}
-		*name, *seed, *schedule = want.Target, rep.Seed, want.Schedule
+		*name, *seed, *schedule, commands = want.Target, rep.Seed, want.Schedule, rep.Options.Commands
 	} else {
 		if err := noPositional("replay without --case", pos); err != nil {
 			return err
 		}
-		if !set["target"] || !set["schedule"] {
-			return usagef("replay needs --case ID REPORT, or --target NAME --seed N --schedule SCHEDULE")
+		switch {
+		case len(commands) > 1:
+			return usagef("replay runs one target: give one --exec")
+		case len(commands) == 1 && set["target"]:
+			return usagef("replay runs one target: give --target or --exec, not both")
+		case len(commands) == 1:
+			*name = commands[0].Name
+		}
+		if *name == "" || !set["schedule"] {
+			return usagef("replay needs --case ID REPORT, or --target NAME (or --exec COMMAND) --seed N --schedule SCHEDULE")
 		}
 	}
-	t, err := lookupTarget(*name)
+	t, err := resolveTarget(*name, commands)
 	if err != nil {
 		return err
+	}
+	repro := t.Repro
+	if repro == nil {
+		repro = func(seed uint64, s faults.Schedule) string { return campaign.ReplayCommand(t.Name, seed, s) }
 	}
 	s, err := faults.ParseSchedule(*schedule)
 	if err != nil {
@@ -58,7 +75,7 @@ func runReplay(c *cli, args []string) error {
 	}
 	rn, err := harness.NewRunner(t.New, harness.Options{
 		Name: t.Name, Seed: *seed,
-		Repro: func(s faults.Schedule) string { return campaign.ReplayCommand(t.Name, *seed, s) },
+		Repro: func(s faults.Schedule) string { return repro(*seed, s) },
 	})
 	if err != nil {
 		return targetError(err)

@@ -64,6 +64,9 @@ func (c *cli) publish(rep *reports.Report, dir string, formats []string, summary
 	written, err := reports.WriteDir(c.fs, dir, rep, formats)
 	if slices.Contains(formats, textFormat) {
 		summary(c.stdout, rep)
+		for _, n := range c.notes {
+			fmt.Fprintf(c.stdout, "\nnote: %s", n)
+		}
 		fmt.Fprintf(c.stdout, "\n%d cases in %.1fs", len(rep.Cases), rep.DurationMs/1000)
 		if len(written) > 0 {
 			fmt.Fprintf(c.stdout, "; wrote %s", strings.Join(written, ", "))

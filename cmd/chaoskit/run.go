@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -31,6 +34,7 @@ func (l *listFlag) Set(s string) error {
 // campaignFlags are the flags of run that set a campaign's parameters (campaignParams).
 type campaignFlags struct {
 	targets             listFlag
+	exec                *execFlags
 	faults, mode, shard *string
 	cases               *int
 	seed                *uint64
@@ -40,6 +44,7 @@ type campaignFlags struct {
 func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 	f := &campaignFlags{}
 	fs.Var(&f.targets, "target", "a target to run; repeat the flag or list several with commas")
+	f.exec = addExecFlags(fs)
 	f.faults = fs.String("faults", "storage", "the fault kinds, or families (storage, fleet, tool, model, all), with commas")
 	f.mode = fs.String("mode", "exhaustive", "exhaustive (every fault at every beat) or random")
 	f.cases = fs.Int("cases", 0, "random mode: schedules per target (default 100); exhaustive mode: at most this many (default all)")
@@ -51,11 +56,19 @@ func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 // campaign returns the campaign the flags describe, taking each parameter they do not set from
 // base, when there is one.
 func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, error) {
-	targets, faults, mode, cases, seed, shard := []string(f.targets), *f.faults, *f.mode, *f.cases, *f.seed, *f.shard
+	commands, err := f.exec.commands()
+	if err != nil {
+		return nil, err
+	}
+	targets := slices.Clone(f.targets)
+	for _, cmd := range commands {
+		targets = append(targets, cmd.Name)
+	}
+	faults, mode, cases, seed, shard := *f.faults, *f.mode, *f.cases, *f.seed, *f.shard
 	if base != nil {
 		o := base.Identity()
-		if !f.set["target"] {
-			targets = o.Targets
+		if !f.set["target"] && !f.execSet() {
+			targets, commands = o.Targets, o.Commands
 		}
 		if !f.set["faults"] {
 			faults = strings.Join(o.Faults, ",")
@@ -73,7 +86,12 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 			shard = o.Shard
 		}
 	}
-	return newCampaign(targets, faults, mode, cases, seed, shard)
+	return newCampaign(targets, commands, faults, mode, cases, seed, shard)
+}
+
+// execSet reports whether --exec or one of its options was given.
+func (f *campaignFlags) execSet() bool {
+	return slices.ContainsFunc(execParams, func(name string) bool { return f.set[name] })
 }
 
 func runRun(c *cli, args []string) error {
@@ -103,8 +121,8 @@ func runRun(c *cli, args []string) error {
 		}
 		dir = *resume
 		camp, resumed, err = c.resumption(dir, cf)
-	} else {
-		camp, err = cf.campaign(nil)
+	} else if camp, err = cf.campaign(nil); err == nil && !cf.set["faults"] {
+		c.plainDefaults(camp)
 	}
 	if err != nil {
 		return err
@@ -154,12 +172,25 @@ func (c *cli) resumption(dir string, cf *campaignFlags) (*campaign.Campaign, *ca
 		return nil, nil, err
 	}
 	for _, name := range campaignParams {
-		if cf.set[name] && param(given, name) != param(camp, name) {
+		set := cf.set[name] || name == "exec" && cf.execSet()
+		if set && param(given, name) != param(camp, name) {
 			return nil, nil, usagef("--%s %s differs from the campaign journaled in %s (%s %s): resume with the same parameters, or none",
 				name, param(given, name), path, name, param(camp, name))
 		}
 	}
 	return camp, st, nil
+}
+
+// plainDefaults narrows the default fault kinds (every storage kind) to kill when a target is a
+// command on a plain disk, which cannot honour the others, and says so.
+func (c *cli) plainDefaults(camp *campaign.Campaign) {
+	for _, t := range camp.Targets {
+		if t.Command != nil && t.Command.Disk != string(process.FUSE) {
+			camp.Options.Faults = []faults.Kind{faults.Kill}
+			c.notes = append(c.notes, fmt.Sprintf("--faults defaulted to kill: %s runs on a plain disk, where the other storage faults cannot apply (--disk fuse lifts that)", t.Name))
+			return
+		}
+	}
 }
 
 // runCampaign runs camp, journaling into dir (continuing resumed, if set), with the progress

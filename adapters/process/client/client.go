@@ -115,7 +115,9 @@ func (c *Client) Now() (time.Time, error) {
 }
 
 // Sleep waits d of virtual time.
-func (c *Client) Sleep(d time.Duration) error { return c.do(request{Op: "sleep", Ms: d.Milliseconds()}, nil) }
+func (c *Client) Sleep(d time.Duration) error {
+	return c.do(request{Op: "sleep", Ms: d.Milliseconds()}, nil)
+}
 
 // Message is a message posted on a topic.
 type Message struct {

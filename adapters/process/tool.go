@@ -1,0 +1,92 @@
+package process
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/chaoskit/chaoskit/harness"
+)
+
+// contracts are the contracts' names in a tool's text form.
+var contracts = map[string]harness.Contract{
+	"read-only":         harness.ReadOnly,
+	"idempotent-by-key": harness.IdempotentByKey,
+	"idempotent":        harness.IdempotentByKey,
+	"not-idempotent":    harness.NotIdempotent,
+}
+
+// ParseTool parses a tool's text form, as --tool takes it:
+//
+//	NAME=CONTRACT[,latency=DUR][,key-ttl=DUR][,fenced][,async=DUR][,outcome=TEXT]
+//
+// with CONTRACT one of read-only, idempotent-by-key (or idempotent) and not-idempotent, and
+// DUR a Go duration of virtual time, e.g. create_po=idempotent,latency=1s,key-ttl=24h.
+func ParseTool(text string) (harness.Tool, error) {
+	var t harness.Tool
+	fail := func(format string, args ...any) (harness.Tool, error) {
+		return harness.Tool{}, fmt.Errorf("tool %q: %s", text, fmt.Sprintf(format, args...))
+	}
+	head, rest, _ := strings.Cut(text, ",")
+	name, contract, ok := strings.Cut(head, "=")
+	if !ok || name == "" {
+		return fail("want NAME=CONTRACT, like create_po=idempotent-by-key")
+	}
+	if t.Contract, ok = contracts[contract]; !ok {
+		return fail("unknown contract %q (want read-only, idempotent-by-key or not-idempotent)", contract)
+	}
+	t.Name = name
+	for _, opt := range strings.Split(rest, ",") {
+		if opt == "" && rest == "" {
+			break
+		}
+		key, val, hasVal := strings.Cut(opt, "=")
+		var d *time.Duration
+		switch key {
+		case "fenced":
+			if hasVal {
+				return fail("fenced takes no value")
+			}
+			t.Fenced = true
+			continue
+		case "outcome":
+			t.Outcome = val
+			continue
+		case "latency":
+			d = &t.Latency
+		case "key-ttl":
+			d = &t.KeyTTL
+		case "async":
+			d = &t.Async
+		default:
+			return fail("unknown option %q (want latency=, key-ttl=, fenced, async= or outcome=)", opt)
+		}
+		v, err := time.ParseDuration(val)
+		if err != nil || v < 0 {
+			return fail("%s wants a duration such as 1s, not %q", key, val)
+		}
+		*d = v
+	}
+	return t, nil
+}
+
+// FormatTool returns the text form of t, which ParseTool reads back.
+func FormatTool(t harness.Tool) string {
+	var b strings.Builder
+	b.WriteString(t.Name + "=" + t.Contract.String())
+	for _, o := range []struct {
+		name string
+		d    time.Duration
+	}{{"latency", t.Latency}, {"key-ttl", t.KeyTTL}, {"async", t.Async}} {
+		if o.d > 0 {
+			b.WriteString("," + o.name + "=" + o.d.String())
+		}
+	}
+	if t.Fenced {
+		b.WriteString(",fenced")
+	}
+	if t.Outcome != "" {
+		b.WriteString(",outcome=" + t.Outcome)
+	}
+	return b.String()
+}

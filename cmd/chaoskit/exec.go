@@ -1,0 +1,219 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/chaoskit/chaoskit/adapters/process"
+	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/reports"
+)
+
+// multiFlag collects a flag given several times, each value whole (commas and all).
+type multiFlag []string
+
+func (m *multiFlag) String() string { return strings.Join(*m, " ") }
+
+func (m *multiFlag) Set(s string) error {
+	*m = append(*m, s)
+	return nil
+}
+
+// execFlags are the flags that make commands targets: --exec, repeatable, and the options that
+// apply to every command given (--name pairs with the --exec in the same place).
+type execFlags struct {
+	exec, names, tools, ignore, env multiFlag
+	state, disk, dir                *string
+}
+
+// execParams are the flags of execFlags, in the order error messages name them.
+var execParams = []string{"exec", "name", "tool", "state", "ignore", "disk", "dir", "env"}
+
+func addExecFlags(fs *flag.FlagSet) *execFlags {
+	f := &execFlags{}
+	fs.Var(&f.exec, "exec", "a command to run as a target, e.g. 'python3 app.py' (repeatable; see PROTOCOL.md)")
+	fs.Var(&f.names, "name", "the name of the --exec target in the same place (default: its command line)")
+	fs.Var(&f.tools, "tool", "a tool the commands call: NAME=CONTRACT[,latency=DUR][,key-ttl=DUR][,fenced][,async=DUR][,outcome=TEXT] (repeatable)")
+	f.state = fs.String("state", "", "a command that prints the commands' durable state as JSON, run on a copy of the state directory")
+	fs.Var(&f.ignore, "ignore", "a JSON path left out when results and states are compared, e.g. '$.checkpoints[*].ts' (repeatable)")
+	f.disk = fs.String("disk", "plain", "how the state directory reaches chaoskit's fault disk: plain (a copy: kill only) or fuse (a mount: every storage fault)")
+	f.dir = fs.String("dir", "", "the commands' working directory (default: the current one)")
+	fs.Var(&f.env, "env", "KEY=VALUE added to the commands' environment (repeatable)")
+	return f
+}
+
+// commands returns the commands the flags describe, checked.
+func (f *execFlags) commands() ([]reports.Command, error) {
+	if len(f.exec) == 0 {
+		for _, name := range execParams[1:] {
+			if f.givenWithout(name) {
+				return nil, usagef("--%s describes an --exec target, and there is none", name)
+			}
+		}
+		return nil, nil
+	}
+	if len(f.names) > len(f.exec) {
+		return nil, usagef("%d --name for %d --exec", len(f.names), len(f.exec))
+	}
+	var out []reports.Command
+	for i, line := range f.exec {
+		argv, err := splitCommand(line)
+		if err != nil {
+			return nil, usagef("--exec %q: %v", line, err)
+		}
+		cmd := reports.Command{Argv: argv, Dir: *f.dir, Env: f.env, Tools: f.tools, Ignore: f.ignore, Disk: *f.disk}
+		if *f.state != "" {
+			if cmd.State, err = splitCommand(*f.state); err != nil {
+				return nil, usagef("--state %q: %v", *f.state, err)
+			}
+		}
+		cmd.Name = process.Target{Argv: argv}.Name()
+		if i < len(f.names) {
+			cmd.Name = f.names[i]
+		}
+		if _, err := execTarget(cmd); err != nil {
+			return nil, err
+		}
+		out = append(out, cmd)
+	}
+	return out, nil
+}
+
+// givenWithout reports whether an option of --exec was given a value other than its default.
+func (f *execFlags) givenWithout(name string) bool {
+	switch name {
+	case "name":
+		return len(f.names) > 0
+	case "tool":
+		return len(f.tools) > 0
+	case "state":
+		return *f.state != ""
+	case "ignore":
+		return len(f.ignore) > 0
+	case "disk":
+		return *f.disk != "plain"
+	case "dir":
+		return *f.dir != ""
+	case "env":
+		return len(f.env) > 0
+	}
+	return false
+}
+
+// execTarget returns the campaign target that runs cmd, or a usage error naming what is wrong
+// with it.
+func execTarget(cmd reports.Command) (campaign.Target, error) {
+	t := process.Target{Argv: cmd.Argv, Dir: cmd.Dir, Env: cmd.Env, StateArgv: cmd.State, Ignore: cmd.Ignore, Disk: process.Disk(cmd.Disk)}
+	for _, spec := range cmd.Tools {
+		tool, err := process.ParseTool(spec)
+		if err != nil {
+			return campaign.Target{}, usagef("--tool: %v", err)
+		}
+		if slices.ContainsFunc(t.ToolList, func(u harness.Tool) bool { return u.Name == tool.Name }) {
+			return campaign.Target{}, usagef("--tool %s: declared twice", tool.Name)
+		}
+		t.ToolList = append(t.ToolList, tool)
+	}
+	if err := t.Validate(); err != nil {
+		return campaign.Target{}, usagef("--exec %s: %v", strings.Join(cmd.Argv, " "), err)
+	}
+	return campaign.Target{
+		Name:    cmd.Name,
+		New:     harness.Fresh(t),
+		Command: &cmd,
+		Repro:   func(seed uint64, s faults.Schedule) string { return replayExec(cmd, seed, s) },
+	}, nil
+}
+
+// replayExec returns the chaoskit replay command that reruns a case of the command cmd.
+func replayExec(cmd reports.Command, seed uint64, s faults.Schedule) string {
+	q := campaign.ShellQuote
+	words := []string{"chaoskit replay --exec", q(joinCommand(cmd.Argv))}
+	if cmd.Name != (process.Target{Argv: cmd.Argv}).Name() {
+		words = append(words, "--name", q(cmd.Name))
+	}
+	for _, t := range cmd.Tools {
+		words = append(words, "--tool", q(t))
+	}
+	if len(cmd.State) > 0 {
+		words = append(words, "--state", q(joinCommand(cmd.State)))
+	}
+	for _, p := range cmd.Ignore {
+		words = append(words, "--ignore", q(p))
+	}
+	if cmd.Disk != "" && cmd.Disk != string(process.Plain) {
+		words = append(words, "--disk", q(cmd.Disk))
+	}
+	if cmd.Dir != "" {
+		words = append(words, "--dir", q(cmd.Dir))
+	}
+	for _, e := range cmd.Env {
+		words = append(words, "--env", q(e))
+	}
+	words = append(words, "--seed", fmt.Sprint(seed), "--schedule", q(s.String()))
+	return strings.Join(words, " ")
+}
+
+// joinCommand writes argv as one command line that splitCommand reads back.
+func joinCommand(argv []string) string {
+	words := make([]string, len(argv))
+	for i, w := range argv {
+		words[i] = campaign.ShellQuote(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// splitCommand splits a command line into words as a POSIX shell would, with single quotes,
+// double quotes and backslashes, but no expansion of any kind.
+func splitCommand(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words, inWord = append(words, w.String()), false
+				w.Reset()
+			}
+			continue
+		case c == '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return nil, fmt.Errorf("unclosed single quote at column %d", i+1)
+			}
+			w.WriteString(s[i+1 : i+1+end])
+			i += end + 1
+		case c == '"':
+			j := i + 1
+			for ; j < len(s) && s[j] != '"'; j++ {
+				if s[j] == '\\' && j+1 < len(s) && strings.IndexByte(`"\$`+"`", s[j+1]) >= 0 {
+					j++
+				}
+				w.WriteByte(s[j])
+			}
+			if j == len(s) {
+				return nil, fmt.Errorf("unclosed double quote at column %d", i+1)
+			}
+			i = j
+		case c == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+		default:
+			w.WriteByte(c)
+		}
+		inWord = true
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	if len(words) == 0 {
+		return nil, fmt.Errorf("no command")
+	}
+	return words, nil
+}
