@@ -132,11 +132,18 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("%w after %d of %d cases: %w", ErrInterrupted, rec.done, total, err)
 	}
-	rep := &reports.Report{Schema: reports.Schema, Seed: o.Seed, Options: c.Identity(), Cases: append(done, rec.cases...)}
-	rep.SortCases()
-	rep.Summarize(golden)
+	rep := c.Report(append(done, rec.cases...), golden)
 	rep.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 	return rep, journalErr
+}
+
+// Report returns the campaign's report of the given cases: in campaign order, summarised, with
+// the golden runs' lengths by target name.
+func (c *Campaign) Report(cases []reports.Case, golden map[string]int) *reports.Report {
+	rep := &reports.Report{Schema: reports.Schema, Seed: c.Options.Seed, Options: c.Identity(), Cases: cases}
+	rep.SortCases()
+	rep.Summarize(golden)
+	return rep
 }
 
 // planned is what is left to run of one target's campaign: schedules and their indexes.

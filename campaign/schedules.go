@@ -17,7 +17,8 @@ import (
 // un-fsynced write to tear, once per mode that tears it differently from a plain power loss;
 // diskfull at every write, with room for half of it; fsyncfail at every fsync; lease once per
 // pause of Options.LeasePauses. In Random mode it is Options.Cases distinct schedules drawn from
-// the seed by Draw.
+// the seed by Draw, or fewer when a short golden run has fewer to draw (after 1,000 draws in a
+// row that repeat one, the space counts as exhausted).
 //
 // It returns an error if the golden run a kind needs (with several workers, for the fleet
 // faults) cannot be recorded.
@@ -100,15 +101,21 @@ func randomSchedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
 	pick := func(n int, _ string) int { return rng.IntN(n) }
 	seen := map[string]bool{}
 	var out []faults.Schedule
-	for tries := 0; len(out) < o.Cases && tries < 100*o.Cases; tries++ {
+	for misses := 0; len(out) < o.Cases && misses < maxMisses; {
 		s := draw(pick, g.Len(), rn.Options().FleetReplicas, o)
-		if key := s.String(); !seen[key] {
-			seen[key] = true
-			out = append(out, s)
+		if key := s.String(); seen[key] {
+			misses++
+			continue
 		}
+		seen[s.String()], misses = true, 0
+		out = append(out, s)
 	}
 	return out, nil
 }
+
+// maxMisses is how many draws in a row may repeat schedules already drawn before a Random
+// campaign takes the space of schedules as exhausted and runs fewer than Options.Cases.
+const maxMisses = 1000
 
 // Draw draws one random schedule for rn's target: up to Options.MaxFaults faults of the kinds
 // of Options.Faults, at distinct beats reaching half again past the golden run (so that faults

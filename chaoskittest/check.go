@@ -11,16 +11,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/reports"
+	"github.com/spf13/afero"
 )
 
 var (
 	flagSchedule = flag.String("chaoskit.schedule", "", "chaoskit: run only this fault schedule, e.g. 'power@17' (replays a failure)")
 	flagSeed     = flag.Uint64("chaoskit.seed", 0, "chaoskit: the seed, overriding Options.Seed")
+	flagOut      = flag.String("chaoskit.out", "", "chaoskit: write each Check's report directory (report.json, summary.md, junit.xml, report.html) under this directory, in a subdirectory named for the test")
 )
 
 // maxReported is how many failing cases Check prints in full.
@@ -36,7 +40,9 @@ const maxReported = 3
 // from opts.Seed, each failure shrunk to the smallest schedule that still fails, which is the
 // one Check prints and replays. The same options give the same cases as `chaoskit run`, and a
 // failure found by either replays in the other. -chaoskit.schedule='kill@4,power@9' runs just
-// that schedule and -chaoskit.seed overrides opts.Seed. opts.Name defaults to the test's name.
+// that schedule and -chaoskit.seed overrides opts.Seed. With -chaoskit.out=DIR it also writes
+// the campaign's report directory, as chaoskit run does, to DIR/TEST (a subtest's slashes
+// written __), for chaoskit gate to check in CI. opts.Name defaults to the test's name.
 func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options) {
 	t.Helper()
 	if flagSet("chaoskit.seed") {
@@ -65,9 +71,18 @@ func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options)
 		}
 		return
 	}
+	start := time.Now()
 	cases, err := campaign.Explore(context.Background(), rn, opts)
 	if err != nil {
 		t.Fatalf("chaoskit: %v", err)
+	}
+	if *flagOut != "" {
+		dir, err := writeReport(t.Name(), rn, opts, cases, time.Since(start))
+		if err != nil {
+			t.Errorf("chaoskit: -chaoskit.out: %v", err)
+		} else {
+			t.Logf("chaoskit: wrote the report directory %s", dir)
+		}
 	}
 	bad := 0
 	notes := map[string]bool{}
@@ -93,6 +108,26 @@ func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options)
 	}
 	g, _ := rn.Golden(nil)
 	t.Logf("chaoskit: %s: %d cases over %d golden beats, %d did not pass", opts.Name, len(cases), g.Len(), bad)
+}
+
+// writeReport writes the report directory of a Check's campaign under -chaoskit.out, in a
+// subdirectory named for the test, and returns its path.
+func writeReport(test string, rn *harness.Runner, opts campaign.Options, cases []*harness.Case, took time.Duration) (string, error) {
+	c := &campaign.Campaign{Targets: []campaign.Target{{Name: opts.Name}}, Options: opts}
+	var rcs []reports.Case
+	for i, hc := range cases {
+		rcs = append(rcs, campaign.Report(hc, i))
+	}
+	g, _ := rn.Golden(nil)
+	rep := c.Report(rcs, map[string]int{opts.Name: g.Len()})
+	rep.DurationMs = float64(took.Microseconds()) / 1000
+	dir := filepath.Join(*flagOut, strings.NewReplacer("/", "__", " ", "_").Replace(test))
+	fsys := afero.NewOsFs()
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	_, err := reports.WriteDir(fsys, dir, rep, nil)
+	return dir, err
 }
 
 // goTestCommand returns the Repro of the test named test: the go test command that runs just

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/reports"
 	"pgregory.net/rapid"
 )
 
@@ -158,5 +160,29 @@ func TestSchedulesGenerator(t *testing.T) {
 	})
 	if len(kinds) < 8 {
 		t.Errorf("rapid drew only %d kinds of fault: %v", len(kinds), kinds)
+	}
+}
+
+// With -chaoskit.out, Check writes the report directory chaoskit run writes, named for the test,
+// which chaoskit gate reads.
+func TestCheckWritesTheReportDirectory(t *testing.T) {
+	out := t.TempDir()
+	runHelper(t, "TestCheckHelperExhaustive", "-chaoskit.out="+out)
+	dir := filepath.Join(out, "TestCheckHelperExhaustive")
+	for _, name := range []string{"report.json", "summary.md", "junit.xml", "report.html"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := reports.Load(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Summary.Targets[0]
+	if s.Target != "TestCheckHelperExhaustive" || s.Failed == 0 || s.Cases != len(rep.Cases) || rep.Options.Mode != "exhaustive" {
+		t.Fatalf("summary %+v", s)
+	}
+	if c := rep.Cases[0]; !strings.HasPrefix(c.Repro, "go test ./chaoskittest -run '^TestCheckHelperExhaustive$'") {
+		t.Fatalf("repro %q", c.Repro)
 	}
 }

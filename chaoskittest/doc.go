@@ -7,6 +7,7 @@
 //
 //	-chaoskit.schedule='kill@4,power@9'   run just this schedule (what a failure's replay command does)
 //	-chaoskit.seed=N                      override Options.Seed
+//	-chaoskit.out=DIR                     write each Check's report directory to DIR/TEST
 //
 // A program that imports chaoskit's other packages links neither testing nor rapid, and
 // registers no flag.

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binaries are the chaoskit command and the process adapter's test child, built once.
+var binaries struct {
+	once            sync.Once
+	dir, cli, child string
+	err             error
+}
+
+// built returns the paths of the chaoskit binary and of the test child.
+func built(t *testing.T) (cli, child string) {
+	t.Helper()
+	binaries.once.Do(func() {
+		if binaries.dir, binaries.err = os.MkdirTemp("", "chaoskit-bin-"); binaries.err != nil {
+			return
+		}
+		binaries.cli, binaries.child = filepath.Join(binaries.dir, "chaoskit"), filepath.Join(binaries.dir, "child")
+		for _, b := range [][2]string{{binaries.cli, "."}, {binaries.child, "../../adapters/process/testdata/child"}} {
+			if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+				binaries.err = &buildError{b[1], string(out), err}
+				return
+			}
+		}
+	})
+	if binaries.err != nil {
+		t.Fatal(binaries.err)
+	}
+	t.Cleanup(func() {}) // the binaries outlive the test; TestMain's process exit leaves them in TMPDIR/chaoskit-bin-*
+	return binaries.cli, binaries.child
+}
+
+type buildError struct {
+	pkg, out string
+	err      error
+}
+
+func (e *buildError) Error() string { return "building " + e.pkg + ": " + e.err.Error() + "\n" + e.out }
+
+// childArgs are the flags of a campaign over the test child in its correct mode.
+func childArgs(child string) []string {
+	return []string{"--exec", child + " -mode correct", "--name", "orders", "--tool", "create_po=idempotent,latency=1s",
+		"--tool", "check=idempotent,async=10m", "--state", child + " -dump-state"}
+}
+
+// leftovers lists what a campaign left on the machine: processes of the test child, and
+// chaoskit's directories under tmp.
+func leftovers(child, tmp string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && bytes.HasPrefix(b, []byte(child+"\x00")) {
+			out = append(out, "process "+filepath.Base(filepath.Dir(p))+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(tmp, "chaoskit-*"))
+	for _, d := range dirs {
+		out = append(out, "directory "+d)
+	}
+	return out
+}
+
+// noLeftovers waits (a reaper takes a moment) until nothing is left, and fails the test if
+// something stays.
+func noLeftovers(t *testing.T, child, tmp string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := leftovers(child, tmp)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("left behind:\n%s", strings.Join(left, "\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// A campaign over a command leaves no process and no directory behind, and neither does
+// chaoskit itself SIGKILLed in the middle of one: its reaper kills the commands' process groups
+// and removes its directory.
+func TestExecLeavesNothingBehind(t *testing.T) {
+	cli, child := built(t)
+	tmp := t.TempDir()
+	run := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(cli, append([]string{"run"}, args...)...)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		return cmd
+	}
+	out := filepath.Join(tmp, "report-1")
+	if b, err := run(append(childArgs(child), "--faults", "kill,tool", "--out", out)...).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if rep := loadDir(t, out); rep.Summary.Targets[0].Cases != 21 || rep.Summary.Targets[0].Passed != 21 {
+		t.Fatalf("summary %+v", rep.Summary.Targets[0].Stats)
+	}
+	noLeftovers(t, child, tmp)
+
+	out = filepath.Join(tmp, "report-2")
+	cmd := run(append(childArgs(child), "--faults", "kill", "--mode", "random", "--cases", "100000", "--out", out)...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(out, "cases.jsonl"))
+		if bytes.Count(b, []byte("\n")) > 5 && len(leftovers(child, tmp)) > 1 {
+			break // cases are being journaled, and a command runs
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the campaign did not get going: %q", b)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	noLeftovers(t, child, tmp)
+}
