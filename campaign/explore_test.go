@@ -146,8 +146,11 @@ func TestOneRandomEngine(t *testing.T) {
 		t.Fatal("no switch fault names a worker")
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	first := campaign.Draw(rn, o, func(n int, _ string) int { return rng.IntN(n) })
-	if err := first.Validate(); err != nil || len(first) == 0 {
+	first, err := campaign.Draw(rn, o, func(n int, _ string) int { return rng.IntN(n) })
+	if err == nil {
+		err = first.Validate()
+	}
+	if err != nil || len(first) == 0 {
 		t.Fatalf("Draw gave %q: %v", first, err)
 	}
 }

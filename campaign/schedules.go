@@ -93,7 +93,7 @@ func (e *UnsupportedError) Error() string {
 
 // randomSchedules draws Options.Cases distinct schedules from the seed.
 func randomSchedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
-	g, err := rn.Golden(nil)
+	d, err := newDrawer(rn, o)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func randomSchedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
 	seen := map[string]bool{}
 	var out []faults.Schedule
 	for misses := 0; len(out) < o.Cases && misses < maxMisses; {
-		s := draw(pick, g.Len(), rn.Options().FleetReplicas, o)
+		s := d.draw(pick)
 		if key := s.String(); seen[key] {
 			misses++
 			continue
@@ -118,27 +118,96 @@ func randomSchedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
 const maxMisses = 1000
 
 // Draw draws one random schedule for rn's target: up to Options.MaxFaults faults of the kinds
-// of Options.Faults, at distinct beats reaching half again past the golden run (so that faults
-// land in recoveries), each with a random argument where its kind takes one (a switch to any
-// worker, or to a chosen one). pick(n, what) returns a number in [0, n); what names the
-// choice. It is the one engine behind random schedules: a Random campaign picks from a source
-// seeded by Options.Seed, and package chaoskittest can pick through rapid.
-func Draw(rn *harness.Runner, o Options, pick func(n int, what string) int) faults.Schedule {
-	g, _ := rn.Golden(nil) // NewRunner recorded it
-	return draw(pick, g.Len(), rn.Options().FleetReplicas, o.withDefaults())
+// of Options.Faults, each with a random argument where its kind takes one (a switch to any
+// worker, or to a chosen one). The first fault falls on a beat of the golden run at which its
+// kind applies, so that it fires; the others fall at distinct later beats reaching half again
+// past the golden run, so that they land in recoveries (or, past a run's end, do not fire, which
+// the case records). pick(n, what) returns a number in [0, n); what names the choice.
+//
+// It is the one engine behind random schedules: a Random campaign picks from a source seeded by
+// Options.Seed, and package chaoskittest can pick through rapid. It returns an error if no kind
+// of Options.Faults applies to any beat of the golden run.
+func Draw(rn *harness.Runner, o Options, pick func(n int, what string) int) (faults.Schedule, error) {
+	d, err := newDrawer(rn, o)
+	if err != nil {
+		return nil, err
+	}
+	return d.draw(pick), nil
 }
 
-// draw is Draw for a golden run of goldenBeats beats and fleets of fleet workers.
-func draw(pick func(n int, what string) int, goldenBeats, fleet int, o Options) faults.Schedule {
-	span := goldenBeats + goldenBeats/2 + 1
-	n := 1 + pick(o.MaxFaults, "faults")
-	beats := map[int]bool{}
-	for len(beats) < min(n, span) {
-		beats[pick(span, "beat")] = true
+// drawer draws random schedules for one target.
+type drawer struct {
+	o       Options
+	fleet   int                      // workers of a fleet
+	goldens [2]*harness.Golden       // of one worker, of a fleet
+	admits  [2]map[faults.Kind][]int // the golden beats each kind applies at, per golden
+	usable  [2][]faults.Kind         // the kinds that apply somewhere, per golden
+}
+
+func newDrawer(rn *harness.Runner, o Options) (*drawer, error) {
+	o = o.withDefaults()
+	d := &drawer{o: o, fleet: rn.Options().FleetReplicas}
+	for i, s := range []faults.Schedule{nil, {{Kind: faults.Lease}}} {
+		if i == 1 && !slices.ContainsFunc(o.Faults, isFleet) {
+			break
+		}
+		g, err := rn.Golden(s)
+		if err != nil {
+			return nil, err
+		}
+		d.goldens[i], d.admits[i] = g, map[faults.Kind][]int{}
+		for _, k := range o.Faults {
+			for b := range g.Len() {
+				if g.Beat(b).Admits(k) {
+					d.admits[i][k] = append(d.admits[i][k], b)
+				}
+			}
+			if len(d.admits[i][k]) > 0 {
+				d.usable[i] = append(d.usable[i], k)
+			}
+		}
+	}
+	if len(d.usable[0]) == 0 && len(d.usable[1]) == 0 {
+		return nil, fmt.Errorf("none of the fault kinds %v applies to any beat of %s's golden run", o.Faults, rn.Options().Name)
+	}
+	return d, nil
+}
+
+func isFleet(k faults.Kind) bool {
+	info, _ := k.Info()
+	return info.Family == faults.FleetFamily
+}
+
+// draw draws one schedule (see Draw).
+func (d *drawer) draw(pick func(n int, what string) int) faults.Schedule {
+	n := 1 + pick(d.o.MaxFaults, "faults")
+	kinds := make([]faults.Kind, n)
+	fleet := 0
+	for i := range kinds {
+		kinds[i] = d.o.Faults[pick(len(d.o.Faults), "kind")]
+		if isFleet(kinds[i]) {
+			fleet = 1 // the case runs a fleet, against the fleet's golden run
+		}
+	}
+	if len(d.admits[fleet][kinds[0]]) == 0 {
+		if len(d.usable[fleet]) == 0 {
+			fleet = 1 - fleet
+		}
+		kinds[0] = d.usable[fleet][pick(len(d.usable[fleet]), "kind")]
+		if isFleet(kinds[0]) {
+			fleet = 1
+		}
+	}
+	at := d.admits[fleet][kinds[0]]
+	first := at[pick(len(at), "beat")]
+	span := d.goldens[fleet].Len()*3/2 + 1
+	beats := map[int]bool{first: true}
+	for len(beats) < min(n, span-first) {
+		beats[first+1+pick(span-first-1, "beat")] = true
 	}
 	var s faults.Schedule
-	for _, b := range slices.Sorted(maps.Keys(beats)) {
-		f := faults.Fault{Kind: o.Faults[pick(len(o.Faults), "kind")], Beat: b}
+	for i, b := range slices.Sorted(maps.Keys(beats)) {
+		f := faults.Fault{Kind: kinds[i], Beat: b}
 		info, _ := f.Kind.Info()
 		switch info.Arg {
 		case faults.BytesArg:
@@ -148,9 +217,9 @@ func draw(pick func(n int, what string) int, goldenBeats, fleet int, o Options) 
 				f.Mode = info.Modes[m]
 			}
 		case faults.DurationArg:
-			f.Dur = o.LeasePauses[pick(len(o.LeasePauses), "pause")]
+			f.Dur = d.o.LeasePauses[pick(len(d.o.LeasePauses), "pause")]
 		case faults.WorkerArg:
-			f.Worker = pick(fleet+1, "worker") // 0: the scheduler's choice; W+1: worker W
+			f.Worker = pick(d.fleet+1, "worker") // 0: the scheduler's choice; W+1: worker W
 		}
 		s = append(s, f)
 	}

@@ -21,7 +21,7 @@ func Shrink(rn *harness.Runner, c *harness.Case, o Options) faults.Schedule {
 		return c.Schedule
 	}
 	property := c.Verdict.Violations[0].Property
-	fails := func(s faults.Schedule) bool { return rn.Run(s).Breaks(property) }
+	fails := func(s faults.Schedule) bool { return rn.RunOnce(s).Breaks(property) }
 	best := slices.Clone(c.Schedule)
 	runs := 0
 	for improved := true; improved && runs < maxShrinkRuns; {

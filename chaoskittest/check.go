@@ -64,6 +64,8 @@ func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options)
 			t.Fatalf("chaoskit: -chaoskit.schedule: %v", err)
 		}
 		c := rn.Run(s)
+		g, _ := rn.Golden(s)
+		c.RequireAll(g.Len())
 		if c.Verdict.Outcome != oracle.Pass {
 			t.Errorf("chaoskit: %s", c)
 		} else {

@@ -15,8 +15,14 @@ import (
 //		c := rn.Run(chaoskittest.Schedules(rn, opts).Draw(rt, "schedule"))
 //		...
 //	})
+//
+// It panics if no kind of opts.Faults applies to any beat of the target's golden run.
 func Schedules(rn *harness.Runner, opts campaign.Options) *rapid.Generator[faults.Schedule] {
 	return rapid.Custom(func(rt *rapid.T) faults.Schedule {
-		return campaign.Draw(rn, opts, func(n int, what string) int { return rapid.IntRange(0, n-1).Draw(rt, what) })
+		s, err := campaign.Draw(rn, opts, func(n int, what string) int { return rapid.IntRange(0, n-1).Draw(rt, what) })
+		if err != nil {
+			panic("chaoskittest.Schedules: " + err.Error())
+		}
+		return s
 	})
 }

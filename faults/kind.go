@@ -73,6 +73,7 @@ const (
 	SyncBeat               // an fsync of a file or a directory
 	ToolBeat               // a tool call leaving the process
 	ModelBeat              // a model call leaving the process
+	AsyncToolBeat          // a call of an asynchronous tool leaving the process
 )
 
 // Arg says what a fault takes after its beat number.
@@ -122,7 +123,7 @@ var kindTable = []KindInfo{
 	{ToolTransient, "a tool call fails before it is applied, with a retryable error (503)", ToolBeat, NoArg, nil, false, ToolFamily},
 	{ToolAmbiguous, "a tool call is applied but its reply is lost (200, then the connection dropped)", ToolBeat, NoArg, nil, false, ToolFamily},
 	{ToolTimeout, "a tool call outlives the caller's deadline and is applied after it", ToolBeat, NoArg, nil, false, ToolFamily},
-	{CallbackDup, "a tool's asynchronous completion is delivered twice", ToolBeat, NoArg, nil, false, ToolFamily},
+	{CallbackDup, "a tool's asynchronous completion is delivered twice", AsyncToolBeat, NoArg, nil, false, ToolFamily},
 	{ModelRateLimit, "the model answers 429 with a retry-after delay", ModelBeat, NoArg, nil, false, ModelFamily},
 	{ModelError, "the model answers with a server error (500)", ModelBeat, NoArg, nil, false, ModelFamily},
 	{ModelContext, "the model refuses the call: the context is too long", ModelBeat, NoArg, nil, false, ModelFamily},

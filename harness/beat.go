@@ -31,6 +31,7 @@ type Beat struct {
 	Op      faults.Op // BeatFS: the operation
 	Name    string    // the tool, the mark's label, the model call's purpose, the topic, the lease
 	Key     string    // the tool call's idempotency key; the lease operation
+	Async   bool      // BeatToolSent: the tool is asynchronous (its completion comes as a message)
 	Dur     time.Duration
 	Fault   int // 1 + the index in the schedule of the fault that fired here; 0 if none
 }
@@ -82,6 +83,8 @@ func (b Beat) Admits(k faults.Kind) bool {
 		return true
 	case faults.ToolBeat:
 		return b.Kind == BeatToolSent
+	case faults.AsyncToolBeat:
+		return b.Kind == BeatToolSent && b.Async
 	case faults.ModelBeat:
 		return b.Kind == BeatModel
 	}

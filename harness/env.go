@@ -142,7 +142,7 @@ func (e *Env) Call(ctx context.Context, c Call) (Reply, error) {
 	if err := ctx.Err(); err != nil {
 		return Reply{}, err
 	}
-	idx, f := e.beat(Beat{Kind: BeatToolSent, Name: c.Tool, Key: c.Key})
+	idx, f := e.beat(Beat{Kind: BeatToolSent, Name: c.Tool, Key: c.Key, Async: tool.Async > 0})
 	op := worldOp{kind: wCall, at: e.r.clock.Now(), call: c, identity: identity(c), beat: idx, attempt: e.p.attempt}
 	var kind faults.Kind
 	if f != nil {

@@ -647,7 +647,7 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 	}
 	var due *faults.Fault
 	for i := range r.sched {
-		if r.fired[i] < 0 && r.sched[i].Beat <= idx && b.Admits(r.sched[i].Kind) {
+		if f := &r.sched[i]; r.fired[i] < 0 && f.Beat <= idx && b.Admits(f.Kind) && f.Worker <= len(r.slots) {
 			r.fired[i] = idx
 			r.beats[idx].Fault = i + 1
 			due = &r.sched[i]

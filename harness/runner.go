@@ -3,6 +3,8 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -126,11 +128,17 @@ func (rn *Runner) record(n int) *Golden {
 	if n > 1 {
 		name = fmt.Sprintf("%s with %d workers", rn.o.Name, n)
 	}
-	r, obs, err := rn.once(n, name)
+	r, obs, err := rn.recordOnce(n, name)
 	if err != nil {
 		return &Golden{err: err}
 	}
-	_, again, err := rn.once(n, name)
+	if obs.Beats == 0 {
+		return &Golden{err: fmt.Errorf("%s: %w made no beat: chaoskit saw nothing it did, so no fault can reach it. A target must do its I/O through the Env it is given (env.FS() for files, env.Call for tools, env.Model, env.Sleep, env.Mark), not through os or the network directly", name, errGolden)}
+	}
+	if obs.StateErr != "" {
+		return &Golden{err: fmt.Errorf("%s: the golden run's state cannot be read back (every case would fail same-state): %s", name, obs.StateErr)}
+	}
+	_, again, err := rn.recordOnce(n, name)
 	if err != nil {
 		return &Golden{err: fmt.Errorf("%s: second %w", name, errors.Unwrap(err))}
 	}
@@ -141,8 +149,8 @@ func (rn *Runner) record(n int) *Golden {
 	return &Golden{r: r, obs: obs}
 }
 
-// once runs the target once without faults, recording where it stood at every beat.
-func (rn *Runner) once(replicas int, name string) (*run, *oracle.Observation, error) {
+// recordOnce runs the target once without faults, recording where it stood at every beat.
+func (rn *Runner) recordOnce(replicas int, name string) (*run, *oracle.Observation, error) {
 	o := rn.o
 	o.Replicas = replicas
 	r := newRun(rn.newTarget, &o, rn.tools, nil, maxGoldenBeats, 64)
@@ -194,11 +202,56 @@ func (rn *Runner) Options() Options { return rn.o }
 
 // Run runs one case: the target under schedule s, restarted after every crash, judged against
 // the golden run. It panics on a schedule that ParseSchedule would refuse (Schedule.Validate).
+//
+// A verdict never claims more than was checked. A case in which no fault fired tested nothing:
+// it is unknown, saying why (Case.Unfired lists the faults that did not fire in any case). A
+// failing case is run a second time before it is reported: if the second run differs from the
+// first in any beat or in its verdict, the target is not deterministic (in its recovery, say)
+// and the case is unknown, for its replay command would not reproduce it.
 func (rn *Runner) Run(s faults.Schedule) *Case {
 	if err := s.Validate(); err != nil {
 		panic("harness: Runner.Run: " + err.Error())
 	}
 	start := time.Now()
+	c := rn.runCase(s)
+	if c.Failed() {
+		if why := differs(c, rn.runCase(s)); why != "" {
+			c.Verdict.Outcome = oracle.Unknown
+			c.Verdict.Reason = "not reproducible: the target is not deterministic: a second run of the same case " + why
+		}
+	}
+	c.Duration = time.Since(start)
+	return c
+}
+
+// differs says how a second run of a case differs from the first, or returns "".
+func differs(first, second *Case) string {
+	if !reflect.DeepEqual(first.Verdict, second.Verdict) {
+		return fmt.Sprintf("came out %s (%s), the first %s (%s)", second.Verdict.Outcome, second.Verdict.Summary(), first.Verdict.Outcome, first.Verdict.Summary())
+	}
+	for i := range min(len(first.Beats), len(second.Beats)) {
+		if a, b := first.Beats[i].Label(), second.Beats[i].Label(); a != b {
+			return fmt.Sprintf("did %q at beat %d, where the first did %q", b, i, a)
+		}
+	}
+	if len(first.Beats) != len(second.Beats) {
+		return fmt.Sprintf("made %d beats, the first %d", len(second.Beats), len(first.Beats))
+	}
+	return ""
+}
+
+// RunOnce runs the case of schedule s once, like Run without its second run of a failure: for a
+// search that only asks whether a schedule breaks a property (shrinking), and can take the
+// rare nondeterministic answer.
+func (rn *Runner) RunOnce(s faults.Schedule) *Case {
+	if err := s.Validate(); err != nil {
+		panic("harness: Runner.RunOnce: " + err.Error())
+	}
+	return rn.runCase(s)
+}
+
+// runCase runs the case of schedule s once.
+func (rn *Runner) runCase(s faults.Schedule) *Case {
 	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s}
 	if rn.o.Repro != nil {
 		c.Repro = rn.o.Repro(s)
@@ -236,11 +289,52 @@ func (rn *Runner) Run(s faults.Schedule) *Case {
 			c.Unfired = append(c.Unfired, s[i])
 		}
 	}
+	if len(s) > 0 && len(c.Unfired) == len(s) {
+		c.Verdict.Outcome = oracle.Unknown
+		c.Verdict.Reason = fmt.Sprintf("no fault fired, so the case tested nothing: %s", unfiredWhy(c.Unfired, len(r.beats), g))
+	}
 	if c.Verdict.Outcome != oracle.Pass || c.Verdict.Detected != "" {
 		c.Beats, c.Notes = r.beats, r.notes
 	}
-	c.Duration = time.Since(start)
 	return c
+}
+
+// unfiredWhy says why the faults fs did not fire in a run of beats beats, whose golden run has
+// golden beats.
+func unfiredWhy(fs []faults.Fault, beats, golden int) string {
+	var parts []string
+	for _, f := range fs {
+		info, _ := f.Kind.Info()
+		switch {
+		case f.Beat >= beats:
+			parts = append(parts, fmt.Sprintf("%s is past the run's end (it made %d beats; the golden run makes %d)", f, beats, golden))
+		case info.Family == faults.FleetFamily && f.Worker > 0:
+			parts = append(parts, fmt.Sprintf("%s names a worker the run does not have", f))
+		default:
+			parts = append(parts, fmt.Sprintf("%s found no beat it applies to (%s) at or after beat %d, of %d", f, classWords[info.On], f.Beat, beats))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// classWords say which beats a class of fault fires at.
+var classWords = map[faults.Class]string{
+	faults.AnyBeat:       "any beat",
+	faults.WriteBeat:     "a write",
+	faults.SyncBeat:      "an fsync",
+	faults.ToolBeat:      "a tool call",
+	faults.ModelBeat:     "a model call",
+	faults.AsyncToolBeat: "a call of an asynchronous tool",
+}
+
+// RequireAll makes the case unknown if any of its faults did not fire, naming them: for a
+// schedule asked for explicitly (a replay), every fault of which is part of the question.
+func (c *Case) RequireAll(goldenBeats int) {
+	if len(c.Unfired) == 0 || c.Verdict.Outcome == oracle.Unknown {
+		return
+	}
+	c.Verdict.Outcome = oracle.Unknown
+	c.Verdict.Reason = "not every fault fired: " + unfiredWhy(c.Unfired, c.Verdict.Metrics.Beats, goldenBeats)
 }
 
 // startAll starts a process for every worker and runs them to the end.

@@ -165,6 +165,21 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 	return v
 }
 
+// Summary sums the verdict up in a few words: its violated properties, or why it is unknown.
+func (v *Verdict) Summary() string {
+	if len(v.Violations) > 0 {
+		var ps []string
+		for _, x := range v.Violations {
+			ps = append(ps, x.Property)
+		}
+		return strings.Join(ps, ", ")
+	}
+	if v.Reason != "" {
+		return v.Reason
+	}
+	return "no violation"
+}
+
 func (v *Verdict) fail(property, detail string) {
 	v.Violations = append(v.Violations, Violation{Property: property, Detail: detail})
 }

@@ -140,5 +140,5 @@ func ExampleSyncDir() {
 func ExampleStatFields() {
 	fmt.Println(reports.StatFields())
 	// Output:
-	// [cases passed failed unknown detected duplicates lost_effects phantom_effects state_mismatches work_lost_beats_mean work_lost_beats_max resume_beats_mean restarts model_calls_remade]
+	// [cases passed failed unknown detected unfired duplicates lost_effects phantom_effects state_mismatches work_lost_beats_mean work_lost_beats_max resume_beats_mean restarts model_calls_remade]
 }

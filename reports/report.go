@@ -75,6 +75,7 @@ type Stats struct {
 	Failed            int     `json:"failed"`
 	Unknown           int     `json:"unknown"`
 	Detected          int     `json:"detected"` // passed by failing loudly on an unrecoverable fault
+	Unfired           int     `json:"unfired"`  // cases with a fault that never fired (past the run's end): judged on the others
 	Duplicates        int     `json:"duplicates"`
 	LostEffects       int     `json:"lost_effects"`
 	PhantomEffects    int     `json:"phantom_effects"`
@@ -159,6 +160,9 @@ func (s *Stats) Add(c *Case) {
 		s.Failed++
 	default:
 		s.Unknown++
+	}
+	if len(c.Unfired) > 0 {
+		s.Unfired++
 	}
 	s.Duplicates += c.Duplicates
 	s.LostEffects += c.LostEffects

@@ -103,7 +103,7 @@ func TestExecLeavesNothingBehind(t *testing.T) {
 	if b, err := run(append(childArgs(child), "--faults", "kill,tool", "--out", out)...).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	if rep := loadDir(t, out); rep.Summary.Targets[0].Cases != 21 || rep.Summary.Targets[0].Passed != 21 {
+	if rep := loadDir(t, out); rep.Summary.Targets[0].Cases != 18 || rep.Summary.Targets[0].Passed != 18 {
 		t.Fatalf("summary %+v", rep.Summary.Targets[0].Stats)
 	}
 	noLeftovers(t, child, tmp)

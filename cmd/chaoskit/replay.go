@@ -81,6 +81,8 @@ func runReplay(c *cli, args []string) error {
 		return targetError(err)
 	}
 	hc := rn.Run(s)
+	g, _ := rn.Golden(s)
+	hc.RequireAll(g.Len())
 	fmt.Fprint(c.stdout, hc.String())
 	if d := hc.Verdict.Diff; d != "" && !slices.ContainsFunc(hc.Verdict.Violations, func(v oracle.Violation) bool {
 		return strings.Contains(v.Detail, strings.TrimSpace(d))

@@ -399,3 +399,14 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("a target whose golden run fails: exit %d", code)
 	}
 }
+
+// A replayed schedule with a fault that never fires is unknown (exit 3), naming the fault and
+// the golden run's length: the verdict claims nothing that was not checked.
+func TestReplayOfAFaultThatNeverFires(t *testing.T) {
+	for _, schedule := range []string{"kill@100000", "switch@8:9", "kill@3,power@100000"} {
+		code, out, _ := chaoskit(t, "replay", "--target", "reference", "--schedule", schedule)
+		if code != exitUnknown || !strings.Contains(out, ": unknown (") || !strings.Contains(out, "the golden run makes 159") && !strings.Contains(out, "names a worker the run does not have") {
+			t.Errorf("replay %s: exit %d\n%s", schedule, code, out)
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package harness_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/spf13/afero"
+)
+
+// A case in which no fault fired tested nothing: it is unknown, saying which fault did not fire
+// and why, never a pass.
+func TestNoFaultFiredIsUnknown(t *testing.T) {
+	rn := newRunner(t, steps{n: 3}, harness.Options{Replicas: 1})
+	for _, tc := range []struct{ schedule, why string }{
+		{"kill@100000", "kill@100000 is past the run's end (it made 11 beats; the golden run makes 11)"},
+		{"tool-ambiguous@0", "tool-ambiguous@0 found no beat it applies to (a tool call) at or after beat 0, of 11"},
+		{"callback-dup@0", "(a call of an asynchronous tool)"},
+		{"switch@8:9", "switch@8:9 names a worker the run does not have"},
+	} {
+		s, err := faults.ParseSchedule(tc.schedule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := rn.Run(s)
+		if c.Verdict.Outcome != oracle.Unknown || !strings.Contains(c.Verdict.Reason, "no fault fired, so the case tested nothing") || !strings.Contains(c.Verdict.Reason, tc.why) {
+			t.Errorf("%s: %s (%s)", tc.schedule, c.Verdict.Outcome, c.Verdict.Reason)
+		}
+	}
+	// A schedule some of whose faults fired is judged on those; asked for explicitly, it is
+	// unknown unless every fault fired.
+	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 1}, {Kind: faults.Power, Beat: 500}})
+	if c.Verdict.Outcome != oracle.Pass || len(c.Unfired) != 1 {
+		t.Fatalf("%s", c)
+	}
+	c.RequireAll(11)
+	if c.Verdict.Outcome != oracle.Unknown || !strings.Contains(c.Verdict.Reason, "not every fault fired: power@500 is past the run's end") {
+		t.Fatalf("%s", c)
+	}
+}
+
+// A recovery that is not deterministic (it draws from the global source) makes failures that
+// a second run does not reproduce: such a case is unknown, never a failure whose replay command
+// would not replay it.
+func TestNondeterministicRecoveryIsUnknown(t *testing.T) {
+	target := steps{n: 3, onResume: func(env *harness.Env, done int) {
+		if rand.IntN(2) == 0 { // the bug: not env.Rand()
+			env.Mark("step a") // redo the first step's mark: bounded-work-lost
+		}
+	}}
+	rn := newRunner(t, target, harness.Options{})
+	unknown, failed := 0, 0
+	for range 40 {
+		switch c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 6}}); c.Verdict.Outcome {
+		case oracle.Unknown:
+			if !strings.Contains(c.Verdict.Reason, "not reproducible: the target is not deterministic: a second run of the same case") {
+				t.Fatalf("%s", c)
+			}
+			unknown++
+		case oracle.Fail:
+			failed++ // the two runs happened to agree
+		}
+	}
+	if unknown == 0 {
+		t.Fatalf("40 runs: %d failed, none unknown", failed)
+	}
+}
+
+// A target that does nothing through the Env is refused: chaoskit could not test it.
+func TestTargetWithoutBeatsIsRefused(t *testing.T) {
+	_, err := harness.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		return "done, through os files", nil
+	}}), harness.Options{Name: "outside"})
+	if err == nil || !strings.Contains(err.Error(), "outside: golden run made no beat: chaoskit saw nothing it did") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// A target whose State fails on the golden run's disk is refused once, as such, rather than
+// failing same-state in every case.
+func TestGoldenStateErrorIsRefused(t *testing.T) {
+	_, err := harness.NewRunner(harness.Fresh(harness.Func{
+		RunFunc:   steps{n: 2}.Run,
+		StateFunc: func(afero.Fs) (any, error) { return nil, errors.New("no such table: steps") },
+	}), harness.Options{Name: "stateful"})
+	if err == nil || !strings.Contains(err.Error(), "stateful: the golden run's state cannot be read back (every case would fail same-state): no such table: steps") {
+		t.Fatalf("err = %v", err)
+	}
+}
