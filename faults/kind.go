@@ -68,12 +68,12 @@ type Class int
 
 // The beat classes.
 const (
-	AnyBeat   Class = iota // any beat
-	WriteBeat              // a write or truncate of file data
-	SyncBeat               // an fsync of a file or a directory
-	ToolBeat               // a tool call leaving the process
-	ModelBeat              // a model call leaving the process
-	AsyncToolBeat          // a call of an asynchronous tool leaving the process
+	AnyBeat       Class = iota // any beat
+	WriteBeat                  // a write or truncate of file data
+	SyncBeat                   // an fsync of a file or a directory
+	ToolBeat                   // a tool call leaving the process
+	ModelBeat                  // a model call leaving the process
+	AsyncToolBeat              // a call of an asynchronous tool leaving the process
 )
 
 // Arg says what a fault takes after its beat number.
