@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -60,7 +61,7 @@ var ErrInterrupted = errors.New("campaign interrupted")
 // journal record them.
 func (c *Campaign) Identity() reports.Options {
 	o := c.Options.withDefaults()
-	id := reports.Options{Mode: o.Mode.String(), Cases: o.Cases, Shard: o.Shard.String()}
+	id := reports.Options{Mode: o.Mode.String(), Cases: o.Cases, Shard: o.Shard.String(), Restart: RestartText(o.RestartFailed)}
 	for _, t := range c.Targets {
 		id.Targets = append(id.Targets, t.Name)
 		if t.Command != nil {
@@ -191,6 +192,33 @@ func (c *Campaign) plan(runners []*harness.Runner, o Options, index map[string]i
 		*p = keep
 	}
 	return todo, nil
+}
+
+// RestartText writes a restart policy (harness.Options.RestartFailed) as reports and the
+// command line do: "" for always, "never", or the count.
+func RestartText(policy int) string {
+	switch {
+	case policy == harness.RestartNever:
+		return "never"
+	case policy > 0:
+		return strconv.Itoa(policy)
+	}
+	return ""
+}
+
+// ParseRestart reads RestartText's form back; "always" is accepted too.
+func ParseRestart(text string) (int, error) {
+	switch text {
+	case "", "always":
+		return harness.RestartAlways, nil
+	case "never":
+		return harness.RestartNever, nil
+	}
+	n, err := strconv.Atoi(text)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("restart policy %q: want always, never or a positive count", text)
+	}
+	return n, nil
 }
 
 // CaseID returns the ID of the case of the named target under schedule s: unique in a report.

@@ -92,3 +92,29 @@ func TestGoldenStateErrorIsRefused(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A harness that gives up on an error it could handle passes when a supervisor restarts it,
+// as by default; under RestartNever its run ends there, failed. Either way the report counts
+// the failed process.
+func TestRestartPolicy(t *testing.T) {
+	target := harness.Func{
+		ToolList: []harness.Tool{{Name: "po", Contract: harness.IdempotentByKey}},
+		RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+			if _, err := env.Call(ctx, harness.Call{Tool: "po", Key: "k", Args: 1}); err != nil {
+				return nil, err // gives up on a transient error
+			}
+			env.Mark("filed")
+			return "filed", nil
+		},
+	}
+	transient := faults.Schedule{{Kind: faults.ToolTransient, Beat: 0}}
+	for _, tc := range []struct {
+		policy  int
+		outcome oracle.Outcome
+	}{{harness.RestartAlways, oracle.Pass}, {harness.RestartNever, oracle.Fail}, {1, oracle.Pass}} {
+		c := newRunner(t, target, harness.Options{RestartFailed: tc.policy}).Run(transient)
+		if c.Verdict.Outcome != tc.outcome || c.Verdict.Metrics.FailedProcesses != 1 {
+			t.Errorf("policy %d: %s with %d failed processes, want %s with 1", tc.policy, c.Verdict.Outcome, c.Verdict.Metrics.FailedProcesses, tc.outcome)
+		}
+	}
+}

@@ -23,6 +23,13 @@ type Options struct {
 	// MaxRestarts is how many restarts a case may take before its run counts as not
 	// completing (default 10).
 	MaxRestarts int
+	// RestartFailed is the restart policy for a process that fails on its own (returns an
+	// error, panics, exits with another status than 0): RestartAlways (the default) restarts it,
+	// as a supervisor would, while faults remain to fire or it failed after a fault;
+	// RestartNever ends the run there, failed; a positive number restarts at most that many
+	// failed processes. A crashed process is always restarted. Reports count failed processes
+	// (failed_processes) whatever the policy.
+	RestartFailed int
 	// Timeout is how long, in wall-clock time, a process may go without a beat before it counts
 	// as hung and its case as unknown (default 10s).
 	Timeout time.Duration
@@ -39,6 +46,12 @@ type Options struct {
 	// ReplayCommand for the command line, a go test command in package chaoskittest.
 	Repro func(schedule faults.Schedule) string
 }
+
+// The restart policies of Options.RestartFailed, besides a positive count.
+const (
+	RestartAlways = 0
+	RestartNever  = -1
+)
 
 func (o Options) withDefaults() Options {
 	if o.Name == "" {

@@ -54,6 +54,8 @@ type run struct {
 	timerSeq int
 	preempt  *faults.Fault // the switch fault the current thread yielded for
 	tick     *time.Ticker  // the hang detector's
+
+	failedProcs int // processes that ended on their own with an error or a panic
 }
 
 // slot is a worker: the processes started for it, one after another.
@@ -85,6 +87,7 @@ type process struct {
 	ended      bool
 	crashed    bool
 	atEnd      []func() // Env.AtEnd's functions, guarded by run.mu
+	failed     bool     // it ended on its own with an error or a panic
 }
 
 // thread is one goroutine of a process, run under the baton.
@@ -403,6 +406,13 @@ func (r *run) handle(ev event) (ending, bool) {
 			s.done = true
 			return ending{}, false
 		}
+		p.failed = true
+		r.failedProcs++
+		// The restart policy says whether a supervisor restarts a process that failed.
+		if rf := r.o.RestartFailed; rf == RestartNever || rf > 0 && r.failedProcs > rf {
+			s.done = true
+			return ending{}, false
+		}
 		// A process that failed on its own, with nothing left to fire or just as the one before
 		// it did, would only fail again: restarting cannot help.
 		if p.firstFault < 0 {
@@ -694,7 +704,7 @@ func (r *run) note(beat int, s string) {
 func (r *run) attempts() []oracle.Attempt {
 	out := make([]oracle.Attempt, len(r.procs))
 	for i, p := range r.procs {
-		out[i] = oracle.Attempt{First: p.attempt < len(r.slots), Crashed: p.crashed,
+		out[i] = oracle.Attempt{First: p.attempt < len(r.slots), Crashed: p.crashed, Failed: p.failed,
 			Marks: p.marks, SinceMark: p.sinceMark, ToFirstMark: p.toMark}
 	}
 	return out

@@ -36,6 +36,7 @@ type Runner struct {
 	stater    bool
 	cmp       []cmp.Option
 	limits    Limits
+	ordered   map[string]bool // the tools whose effects are ordered
 
 	mu      sync.Mutex
 	goldens map[int]*Golden // by number of workers
@@ -75,6 +76,14 @@ func NewRunner(newTarget func() Target, opts Options) (*Runner, error) {
 		rn.limits = l.Limits()
 	}
 	newWorld(rn.tools) // panics now, not in a case, on a malformed tool list
+	for _, t := range rn.tools {
+		if t.Ordered {
+			if rn.ordered == nil {
+				rn.ordered = map[string]bool{}
+			}
+			rn.ordered[t.Name] = true
+		}
+	}
 	if why := rn.limits.OneWorker; why != "" && rn.o.Replicas > 1 {
 		return nil, fmt.Errorf("%s: cannot run %d workers: %s", rn.o.Name, rn.o.Replicas, why)
 	}
@@ -282,7 +291,7 @@ func (rn *Runner) runCase(s faults.Schedule) *Case {
 		x = r.startAll()
 	}
 	obs := r.observe(x, rn.state(), false)
-	c.Verdict = oracle.Check(gold.obs, obs, oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack})
+	c.Verdict = oracle.Check(gold.obs, obs, oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: rn.ordered})
 	c.Result, c.State = obs.Result, obs.State
 	for i, b := range r.fired {
 		if b < 0 {

@@ -55,6 +55,9 @@ type Tool struct {
 	// carrying Outcome (or, if empty, the reply's ID) is posted on that topic.
 	Async   time.Duration
 	Outcome string
+	// Ordered says the order of this tool's effects matters, relative to the other ordered
+	// tools' (ordered-effects): a resume must not ship before it reserves.
+	Ordered bool
 }
 
 // Call is one call of a tool.

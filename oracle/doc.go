@@ -15,6 +15,8 @@
 //     with stale arguments, say).
 //   - bounded-work-lost: each restart redid at most the work that was in flight, that is, the
 //     beats since the last progress mark before the crash (plus Options.WorkLostSlack).
+//   - ordered-effects: the effects of the tools Options.Ordered names were first applied in
+//     the golden run's order (checked only for such tools).
 //   - deterministic: two golden runs agree, beat for beat (CheckDeterministic).
 //
 // # Comparing

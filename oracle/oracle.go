@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -61,8 +62,9 @@ type Mark struct {
 type Attempt struct {
 	// First says it is the first process of its worker.
 	First bool
-	// Crashed says a fault crashed it.
-	Crashed bool
+	// Crashed says a fault crashed it; Failed that it ended on its own with an error or a
+	// panic.
+	Crashed, Failed bool
 	// Marks counts the marks it made; SinceMark counts the beats it made after its last mark
 	// (or since it started, without one), and ToFirstMark those before its first.
 	Marks, SinceMark, ToFirstMark int
@@ -75,6 +77,9 @@ type Options struct {
 	Compare []cmp.Option
 	// WorkLostSlack is how many beats beyond the bound a restart may redo.
 	WorkLostSlack int
+	// Ordered names the tools whose effects must happen in the golden run's order, relative to
+	// each other (ordered-effects): reserve before ship.
+	Ordered map[string]bool
 }
 
 // Verdict is the oracle's judgement of one faulty run against the golden run.
@@ -104,6 +109,9 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 		if !a.First {
 			v.Metrics.Restarts++
 		}
+		if a.Failed {
+			v.Metrics.FailedProcesses++
+		}
 	}
 	if faulty.Undecided != "" {
 		v.Outcome, v.Reason = Unknown, faulty.Undecided
@@ -129,6 +137,9 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 	}
 	if fx.phantom > 0 {
 		v.fail(NoPhantomEffects, fx.detail(fx.phantoms))
+	}
+	if d := outOfOrder(golden.Effects, faulty.Effects, opts.Ordered); d != "" {
+		v.fail(OrderedEffects, d)
 	}
 	if !completed {
 		v.skip(SameResult, "the run did not complete")
@@ -305,4 +316,40 @@ func (effects) detail(list []effectCount) string {
 		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// outOfOrder checks that the effects of ordered tools that both runs applied were first applied
+// in the same order, and says where they were not, or returns "".
+func outOfOrder(golden, faulty []Effect, ordered map[string]bool) string {
+	if len(ordered) == 0 {
+		return ""
+	}
+	firsts := func(es []Effect) []string {
+		var out []string
+		seen := map[string]bool{}
+		for _, e := range es {
+			if ordered[e.Tool] && !seen[e.Identity] {
+				seen[e.Identity] = true
+				out = append(out, e.Identity)
+			}
+		}
+		return out
+	}
+	g, f := firsts(golden), firsts(faulty)
+	in := func(list []string) map[string]bool {
+		m := map[string]bool{}
+		for _, id := range list {
+			m[id] = true
+		}
+		return m
+	}
+	inG, inF := in(g), in(f)
+	g = slices.DeleteFunc(g, func(id string) bool { return !inF[id] })
+	f = slices.DeleteFunc(f, func(id string) bool { return !inG[id] })
+	for i := range f {
+		if f[i] != g[i] {
+			return fmt.Sprintf("%s was applied before %s, which the golden run applied first", f[i], g[i])
+		}
+	}
+	return ""
 }

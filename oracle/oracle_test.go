@@ -218,3 +218,29 @@ func TestDeterministicNamesTheFirstDivergentBeat(t *testing.T) {
 		t.Fatalf("a run differs from itself: %+v", v)
 	}
 }
+
+// Effects of ordered tools must come in the golden run's order; others may come in any order.
+func TestOrderedEffects(t *testing.T) {
+	golden := done(effects("reserve {a}", "ship {a}", "mail {x}"))
+	for _, tc := range []struct {
+		name       string
+		faulty     []oracle.Effect
+		violations string
+	}{
+		{"same order", effects("reserve {a}", "mail {x}", "ship {a}"), ""},
+		{"shipped first", effects("ship {a}", "reserve {a}", "mail {x}"), "ordered-effects"},
+		{"a repeat after the fact does not reorder", effects("reserve {a}", "ship {a}", "reserve {a}", "mail {x}"), "no-duplicate-effects"},
+		{"only ordered tools count", effects("mail {x}", "reserve {a}", "ship {a}"), ""},
+	} {
+		v := oracle.Check(golden, done(tc.faulty), oracle.Options{Ordered: map[string]bool{"reserve": true, "ship": true}})
+		if props(v) != tc.violations {
+			t.Errorf("%s: violations %q, want %q", tc.name, props(v), tc.violations)
+		}
+		if tc.violations == "ordered-effects" && v.Violations[0].Detail != "ship {a} was applied before reserve {a}, which the golden run applied first" {
+			t.Errorf("%s: %s", tc.name, v.Violations[0].Detail)
+		}
+	}
+	if v := oracle.Check(golden, done(effects("ship {a}", "reserve {a}", "mail {x}")), oracle.Options{}); props(v) != "" {
+		t.Errorf("without ordered tools, order does not matter: %q", props(v))
+	}
+}

@@ -19,12 +19,13 @@ const (
 	NoLostEffects      = "no-lost-effects"
 	NoPhantomEffects   = "no-phantom-effects"
 	BoundedWorkLost    = "bounded-work-lost"
+	OrderedEffects     = "ordered-effects"
 	Deterministic      = "deterministic"
 )
 
 // properties lists every property, in the order the package documentation gives them.
 var properties = []string{Completes, SameResult, SameState, NoDuplicateEffects, NoLostEffects,
-	NoPhantomEffects, BoundedWorkLost, Deterministic}
+	NoPhantomEffects, BoundedWorkLost, OrderedEffects, Deterministic}
 
 // Properties lists the names of every property, in a stable order: what a gate or a tolerance
 // may name.
@@ -38,15 +39,16 @@ type Violation struct {
 
 // Metrics are the measurements of one case.
 type Metrics struct {
-	Restarts       int  `json:"restarts"`        // processes started after the first
-	Beats          int  `json:"beats"`           // beats of the faulty run, restarts included
-	GoldenBeats    int  `json:"golden_beats"`    // beats of the uninterrupted run
-	WorkLostBeats  int  `json:"work_lost_beats"` // golden beats done again after crashes
-	ResumeBeats    int  `json:"resume_beats"`    // beats from restarts back to the progress the crashes interrupted
-	Duplicates     int  `json:"duplicates"`      // effect applications beyond the golden run's
-	LostEffects    int  `json:"lost_effects"`    // golden effect applications that never happened, in a run that completed
-	PhantomEffects int  `json:"phantom_effects"` // applications of effects the golden run never made
-	StateMismatch  bool `json:"state_mismatch"`  // the final durable state differs from the golden run's
+	Restarts        int  `json:"restarts"`         // processes started after the first
+	FailedProcesses int  `json:"failed_processes"` // processes that ended on their own with an error or a panic
+	Beats           int  `json:"beats"`            // beats of the faulty run, restarts included
+	GoldenBeats     int  `json:"golden_beats"`     // beats of the uninterrupted run
+	WorkLostBeats   int  `json:"work_lost_beats"`  // golden beats done again after crashes
+	ResumeBeats     int  `json:"resume_beats"`     // beats from restarts back to the progress the crashes interrupted
+	Duplicates      int  `json:"duplicates"`       // effect applications beyond the golden run's
+	LostEffects     int  `json:"lost_effects"`     // golden effect applications that never happened, in a run that completed
+	PhantomEffects  int  `json:"phantom_effects"`  // applications of effects the golden run never made
+	StateMismatch   bool `json:"state_mismatch"`   // the final durable state differs from the golden run's
 	// ModelCallsRemade counts model calls made again after restarts, beyond the golden run's:
 	// work lost in what costs tokens.
 	ModelCallsRemade int `json:"model_calls_remade"`

@@ -11,25 +11,31 @@
 //
 // The top level holds schema (always "chaoskit.report/v1"; Load refuses any other), seed,
 // options (targets, in the order they ran; mode; fault kinds; case count; shard, "I/N" in the
-// report of one shard; commands, for the targets that are commands run as processes: name, argv,
-// dir, env, tools, state, ignore and disk), summary and cases.
+// report of one shard; restart, the policy for processes that fail on their own, "" for always,
+// "never" or the most to restart; commands, for the targets that are commands run as processes:
+// name, argv, dir, env, tools, state, ignore and disk), summary and cases.
 //
 // summary.targets has one entry per target: target, golden_beats, the totals of Stats over all
 // its cases, and by_fault, the same totals over the cases whose schedule contains each kind.
 // Stats are: cases, passed, failed, unknown, detected (passed by stopping loudly on an
-// unrecoverable fault), duplicates, lost_effects, phantom_effects, state_mismatches (cases whose
-// final durable state differs from the golden run's), work_lost_beats_mean and _max,
-// resume_beats_mean, restarts, model_calls_remade, and violations (failed cases per property).
+// unrecoverable fault), unfired (cases with a fault that never fired, past the run's end: they
+// are judged on the faults that fired), duplicates, lost_effects, phantom_effects,
+// state_mismatches (cases whose final durable state differs from the golden run's),
+// work_lost_beats_mean and _max, resume_beats_mean, restarts, failed_processes (processes that
+// ended on their own with an error or a panic), model_calls_remade, violations (failed cases per
+// property) and not_checked (cases per property that could not be checked there).
 //
 // cases holds one entry per case, by target and then index: target; id (target:schedule, unique
 // in a report); index (the case's place among its target's schedules, from 0); schedule;
 // verdict (pass, fail or unknown); violations, each a property and a detail; detected; reason
 // (why a case is unknown); not_checked (properties that could not be evaluated, with why);
-// unfired (scheduled faults the run ended before); the metrics restarts, beats, golden_beats,
-// work_lost_beats, resume_beats, duplicates, lost_effects, phantom_effects and state_mismatch;
-// duplicates_by_tool; trace (the beats around each fault, for cases that did not pass); diff (the
-// state or result difference, -golden +faulty); repro (the command that replays the case);
-// duration_ms.
+// unfired (scheduled faults the run ended before); shrunk (for a failure of a random campaign,
+// the smallest schedule found that still breaks its first property: the one to read and
+// replay); the metrics restarts, failed_processes, beats, golden_beats, work_lost_beats,
+// resume_beats, duplicates, lost_effects, phantom_effects, state_mismatch and
+// model_calls_remade; duplicates_by_tool; trace (the beats around each fault, for cases that did
+// not pass); diff (the state or result difference, -golden +faulty); repro (the command that
+// replays the case); duration_ms.
 //
 // # Renderers
 //

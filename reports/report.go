@@ -38,6 +38,9 @@ type Options struct {
 	Faults  []string `json:"faults"`          // the fault kinds explored
 	Cases   int      `json:"cases,omitempty"` // random mode: schedules per target
 	Shard   string   `json:"shard,omitempty"` // "I/N" when this report holds one shard
+	// Restart is the restart policy for processes that fail on their own: "" (always), "never",
+	// or the most to restart.
+	Restart string `json:"restart,omitempty"`
 	// Commands describes the targets that are commands run as processes (chaoskit run --exec),
 	// so that a resumed run, a merge and a replay run them the same way.
 	Commands []Command `json:"commands,omitempty"`
@@ -84,9 +87,13 @@ type Stats struct {
 	WorkLostBeatsMax  int     `json:"work_lost_beats_max"`
 	ResumeBeatsMean   float64 `json:"resume_beats_mean"`
 	Restarts          int     `json:"restarts"`
+	FailedProcesses   int     `json:"failed_processes"`
 	ModelCallsRemade  int     `json:"model_calls_remade"`
 	// Violations counts failed cases by the property they broke.
 	Violations map[string]int `json:"violations,omitempty"`
+	// NotChecked counts the cases in which a property could not be checked, by property (see
+	// Case.NotChecked for why): a pass does not vouch for it there.
+	NotChecked map[string]int `json:"not_checked,omitempty"`
 
 	workLost, resume int // sums behind the means
 }
@@ -176,12 +183,20 @@ func (s *Stats) Add(c *Case) {
 	s.ResumeBeatsMean = round3(float64(s.resume) / float64(s.Cases))
 	s.WorkLostBeatsMax = max(s.WorkLostBeatsMax, c.WorkLostBeats)
 	s.Restarts += c.Restarts
+	s.FailedProcesses += c.FailedProcesses
 	s.ModelCallsRemade += c.ModelCallsRemade
 	for _, v := range c.Violations {
 		if s.Violations == nil {
 			s.Violations = map[string]int{}
 		}
 		s.Violations[v.Property]++
+	}
+	for _, n := range c.NotChecked {
+		if s.NotChecked == nil {
+			s.NotChecked = map[string]int{}
+		}
+		p, _, _ := strings.Cut(n, ":")
+		s.NotChecked[p]++
 	}
 }
 

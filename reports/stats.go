@@ -26,6 +26,7 @@ var statFields = []statField{
 	countField("work_lost_beats_max", func(s *Stats) int { return s.WorkLostBeatsMax }),
 	{"resume_beats_mean", func(s *Stats) float64 { return s.ResumeBeatsMean }},
 	countField("restarts", func(s *Stats) int { return s.Restarts }),
+	countField("failed_processes", func(s *Stats) int { return s.FailedProcesses }),
 	countField("model_calls_remade", func(s *Stats) int { return s.ModelCallsRemade }),
 }
 

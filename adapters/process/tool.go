@@ -18,7 +18,7 @@ var contracts = map[string]harness.Contract{
 
 // ParseTool parses a tool's text form, as --tool takes it:
 //
-//	NAME=CONTRACT[,latency=DUR][,key-ttl=DUR][,fenced][,async=DUR][,outcome=TEXT]
+//	NAME=CONTRACT[,latency=DUR][,key-ttl=DUR][,fenced][,ordered][,async=DUR][,outcome=TEXT]
 //
 // with CONTRACT one of read-only, idempotent-by-key (or idempotent) and not-idempotent, and
 // DUR a Go duration of virtual time, e.g. create_po=idempotent,latency=1s,key-ttl=24h.
@@ -43,11 +43,12 @@ func ParseTool(text string) (harness.Tool, error) {
 		key, val, hasVal := strings.Cut(opt, "=")
 		var d *time.Duration
 		switch key {
-		case "fenced":
+		case "fenced", "ordered":
 			if hasVal {
-				return fail("fenced takes no value")
+				return fail("%s takes no value", key)
 			}
-			t.Fenced = true
+			t.Fenced = t.Fenced || key == "fenced"
+			t.Ordered = t.Ordered || key == "ordered"
 			continue
 		case "outcome":
 			t.Outcome = val
@@ -59,7 +60,7 @@ func ParseTool(text string) (harness.Tool, error) {
 		case "async":
 			d = &t.Async
 		default:
-			return fail("unknown option %q (want latency=, key-ttl=, fenced, async= or outcome=)", opt)
+			return fail("unknown option %q (want latency=, key-ttl=, fenced, ordered, async= or outcome=)", opt)
 		}
 		v, err := time.ParseDuration(val)
 		if err != nil || v < 0 {
@@ -84,6 +85,9 @@ func FormatTool(t harness.Tool) string {
 	}
 	if t.Fenced {
 		b.WriteString(",fenced")
+	}
+	if t.Ordered {
+		b.WriteString(",ordered")
 	}
 	if t.Outcome != "" {
 		b.WriteString(",outcome=" + t.Outcome)

@@ -42,6 +42,7 @@ func TestToolTextRoundTrips(t *testing.T) {
 			KeyTTL:   time.Duration(rapid.IntRange(0, 48).Draw(rt, "ttl")) * time.Hour,
 			Async:    time.Duration(rapid.IntRange(0, 600).Draw(rt, "async")) * time.Second,
 			Fenced:   rapid.Bool().Draw(rt, "fenced"),
+			Ordered:  rapid.Bool().Draw(rt, "ordered"),
 			Outcome:  rapid.StringMatching(`[a-z]{0,8}`).Draw(rt, "outcome"),
 		}
 		back, err := process.ParseTool(process.FormatTool(tool))

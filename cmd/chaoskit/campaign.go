@@ -15,12 +15,12 @@ import (
 
 // campaignParams are the parameters of a campaign, by the flags of `run` that set them, in the
 // order its error messages name them; "exec" stands for --exec and its options.
-var campaignParams = []string{"target", "exec", "faults", "mode", "cases", "seed", "shard"}
+var campaignParams = []string{"target", "exec", "faults", "mode", "cases", "seed", "shard", "restart"}
 
 // newCampaign checks a campaign's parameters, as the flags of `run` spell them, and returns a
 // usage error naming the first that is wrong. names lists the targets in order: built-in ones,
 // and the commands' names.
-func newCampaign(names []string, commands []reports.Command, faultList, mode string, cases int, seed uint64, shard string) (*campaign.Campaign, error) {
+func newCampaign(names []string, commands []reports.Command, faultList, mode string, cases int, seed uint64, shard, restart string) (*campaign.Campaign, error) {
 	c := &campaign.Campaign{}
 	if len(names) == 0 {
 		return nil, usagef("run needs --target NAME (chaoskit targets lists them) or --exec COMMAND")
@@ -53,6 +53,9 @@ func newCampaign(names []string, commands []reports.Command, faultList, mode str
 	if o.Shard, err = reports.ParseShard(shard); err != nil {
 		return nil, usagef("--shard: %v", err)
 	}
+	if o.RestartFailed, err = campaign.ParseRestart(restart); err != nil {
+		return nil, usagef("--restart: %v", err)
+	}
 	return c, nil
 }
 
@@ -68,7 +71,7 @@ func resolveTarget(name string, commands []reports.Command) (campaign.Target, er
 
 // campaignOf rebuilds the campaign a journal's header or a report records.
 func campaignOf(seed uint64, o reports.Options) (*campaign.Campaign, error) {
-	return newCampaign(o.Targets, o.Commands, strings.Join(o.Faults, ","), o.Mode, o.Cases, seed, o.Shard)
+	return newCampaign(o.Targets, o.Commands, strings.Join(o.Faults, ","), o.Mode, o.Cases, seed, o.Shard, o.Restart)
 }
 
 // param returns the value of one of campaignParams of c, as its flag would spell it.
@@ -90,6 +93,8 @@ func param(c *campaign.Campaign, name string) string {
 		return strconv.FormatUint(c.Options.Seed, 10)
 	case "shard":
 		return o.Shard
+	case "restart":
+		return campaign.RestartText(c.Options.RestartFailed)
 	}
 	panic("param: no parameter " + name)
 }

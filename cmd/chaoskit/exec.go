@@ -37,7 +37,7 @@ func addExecFlags(fs *flag.FlagSet) *execFlags {
 	f := &execFlags{}
 	fs.Var(&f.exec, "exec", "a command to run as a target, e.g. 'python3 app.py' (repeatable; see PROTOCOL.md)")
 	fs.Var(&f.names, "name", "the name of the --exec target in the same place (default: its command line)")
-	fs.Var(&f.tools, "tool", "a tool the commands call: NAME=CONTRACT[,latency=DUR][,key-ttl=DUR][,fenced][,async=DUR][,outcome=TEXT] (repeatable)")
+	fs.Var(&f.tools, "tool", "a tool the commands call: NAME=CONTRACT[,latency=DUR][,key-ttl=DUR][,fenced][,ordered][,async=DUR][,outcome=TEXT] (repeatable)")
 	f.state = fs.String("state", "", "a command that prints the commands' durable state as JSON, run on a copy of the state directory")
 	fs.Var(&f.ignore, "ignore", "a JSON path left out when results and states are compared, e.g. '$.checkpoints[*].ts' (repeatable)")
 	f.disk = fs.String("disk", "plain", "how the state directory reaches chaoskit's fault disk: plain (a copy: kill only) or fuse (a mount: every storage fault)")

@@ -36,6 +36,7 @@ type campaignFlags struct {
 	targets             listFlag
 	exec                *execFlags
 	faults, mode, shard *string
+	restart             *string
 	cases               *int
 	seed                *uint64
 	set                 map[string]bool // the flags given, once parsed
@@ -50,6 +51,7 @@ func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 	f.cases = fs.Int("cases", 0, "random mode: schedules per target (default 100); exhaustive mode: at most this many (default all)")
 	f.seed = fs.Uint64("seed", 1, "the campaign's seed")
 	f.shard = fs.String("shard", "", "run only shard I/N: the cases whose index is I-1 modulo N")
+	f.restart = fs.String("restart", "always", "restart a process that fails on its own: always (as a supervisor would), never, or at most N times")
 	return f
 }
 
@@ -64,7 +66,7 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 	for _, cmd := range commands {
 		targets = append(targets, cmd.Name)
 	}
-	faults, mode, cases, seed, shard := *f.faults, *f.mode, *f.cases, *f.seed, *f.shard
+	faults, mode, cases, seed, shard, restart := *f.faults, *f.mode, *f.cases, *f.seed, *f.shard, *f.restart
 	if base != nil {
 		o := base.Identity()
 		if !f.set["target"] && !f.execSet() {
@@ -85,8 +87,11 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 		if !f.set["shard"] {
 			shard = o.Shard
 		}
+		if !f.set["restart"] {
+			restart = o.Restart
+		}
 	}
-	return newCampaign(targets, commands, faults, mode, cases, seed, shard)
+	return newCampaign(targets, commands, faults, mode, cases, seed, shard, restart)
 }
 
 // execSet reports whether --exec or one of its options was given.

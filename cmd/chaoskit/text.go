@@ -15,7 +15,30 @@ import (
 // problems of each.
 func printSummary(w io.Writer, rep *reports.Report) {
 	printTable(w, rep, "target", targetVerdict)
+	printNotChecked(w, rep)
 	printProblems(w, rep)
+}
+
+// printNotChecked says, per target, which properties some cases could not check, and why: a
+// pass does not vouch for them there.
+func printNotChecked(w io.Writer, rep *reports.Report) {
+	for _, t := range rep.Summary.Targets {
+		for _, p := range slices.Sorted(maps.Keys(t.NotChecked)) {
+			why := ""
+			for i := range rep.Cases {
+				c := &rep.Cases[i]
+				if c.Target != t.Target {
+					continue
+				}
+				for _, n := range c.NotChecked {
+					if rest, ok := strings.CutPrefix(n, p+": "); ok && why == "" {
+						why = rest
+					}
+				}
+			}
+			fmt.Fprintf(w, "note: %s: %s not checked in %d of %d cases: %s\n", t.Target, p, t.NotChecked[p], t.Cases, why)
+		}
+	}
 }
 
 // printTable prints a row per target of rep, under the heading what, with verdict(t) in the
