@@ -286,6 +286,7 @@ func Report(c *harness.Case, index int) reports.Case {
 		Verdict:          v.Outcome,
 		Violations:       v.Violations,
 		Detected:         v.Detected,
+		Refused:          v.Refused,
 		Reason:           v.Reason,
 		NotChecked:       v.NotChecked,
 		Metrics:          v.Metrics,

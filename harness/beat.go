@@ -31,6 +31,7 @@ type Beat struct {
 	Op      faults.Op // BeatFS: the operation
 	Name    string    // the tool, the mark's label, the model call's purpose, the topic, the lease
 	Key     string    // the tool call's idempotency key; the lease operation
+	Ref     string    // a lookup's reference (Env.Lookup)
 	Async   bool      // BeatToolSent: the tool is asynchronous (its completion comes as a message)
 	Dur     time.Duration
 	Fault   int // 1 + the index in the schedule of the fault that fired here; 0 if none
@@ -59,6 +60,10 @@ func (b Beat) Label() string {
 	default:
 		s.WriteString("tool ")
 		s.WriteString(b.Name)
+		if b.Ref != "" {
+			s.WriteString(" lookup ref=")
+			s.WriteString(b.Ref)
+		}
 		if b.Key != "" {
 			s.WriteString(" key=")
 			s.WriteString(b.Key)

@@ -137,12 +137,37 @@ func (e *Env) Go(f func(ctx context.Context)) {
 // was lost); the tool's latency passes between them. It returns ctx's error, without calling
 // the tool, if ctx is done.
 func (e *Env) Call(ctx context.Context, c Call) (Reply, error) {
+	reply, _, err := e.call(ctx, c, false)
+	return reply, err
+}
+
+// Lookup asks a tool for the effect applied with the caller's own reference ref (Call.Ref): the
+// read-only look-up real APIs offer (charges listed by metadata, an order found by its number),
+// which outlives the tool's memory of idempotency keys. found is false if no effect of the tool
+// carries ref. It is two beats, like a call, and the tool faults that make a call fail make it
+// fail too; it is never an effect.
+func (e *Env) Lookup(ctx context.Context, tool, ref string) (reply Reply, found bool, err error) {
+	if ref == "" {
+		panic("harness: Env.Lookup with an empty reference")
+	}
+	return e.call(ctx, Call{Tool: tool, Ref: ref}, true)
+}
+
+// call is Call, or (lookup) Lookup.
+func (e *Env) call(ctx context.Context, c Call, lookup bool) (Reply, bool, error) {
 	e.alive()
 	tool := e.r.world.tool(c.Tool) // an undeclared tool panics here, not under the run's lock
 	if err := ctx.Err(); err != nil {
-		return Reply{}, err
+		return Reply{}, false, err
 	}
-	idx, f := e.beat(Beat{Kind: BeatToolSent, Name: c.Tool, Key: c.Key, Async: tool.Async > 0})
+	ref := ""
+	if lookup {
+		ref = c.Ref
+	}
+	idx, f := e.beat(Beat{Kind: BeatToolSent, Name: c.Tool, Key: c.Key, Ref: ref, Async: tool.Async > 0 && !lookup})
+	if lookup {
+		return e.lookup(ctx, tool, c, f)
+	}
 	op := worldOp{kind: wCall, at: e.r.clock.Now(), call: c, identity: identity(c), beat: idx, attempt: e.p.attempt}
 	var kind faults.Kind
 	if f != nil {
@@ -150,7 +175,7 @@ func (e *Env) Call(ctx context.Context, c Call) (Reply, error) {
 	}
 	switch kind {
 	case faults.ToolTransient:
-		return Reply{}, fmt.Errorf("%s: %w", c.Tool, ErrToolTransient)
+		return Reply{}, false, fmt.Errorf("%s: %w", c.Tool, ErrToolTransient)
 	case faults.ToolTimeout:
 		// The call outlives the caller: it is still pending at the caller's deadline (or the
 		// tool's own, a minute), and lands a second after.
@@ -164,24 +189,45 @@ func (e *Env) Call(ctx context.Context, c Call) (Reply, error) {
 		}
 		op.kind, op.at, op.delay = wLate, e.r.clock.Now(), time.Second
 		e.do(op)
-		return Reply{}, fmt.Errorf("%s: %w (it may still be applied)", c.Tool, err)
+		return Reply{}, false, fmt.Errorf("%s: %w (it may still be applied)", c.Tool, err)
 	case faults.CallbackDup:
 		op.dupCallback = true
 	}
 	reply, _, err := e.do(op)
 	if err != nil {
-		return Reply{}, fmt.Errorf("%s: %w", c.Tool, err)
+		return Reply{}, false, fmt.Errorf("%s: %w", c.Tool, err)
 	}
 	if tool.Latency > 0 {
 		if err := e.block(&wait{until: e.r.clock.Now().Add(tool.Latency), ctx: ctx}); err != nil {
-			return Reply{}, fmt.Errorf("%s: %w (it may have been applied)", c.Tool, err)
+			return Reply{}, false, fmt.Errorf("%s: %w (it may have been applied)", c.Tool, err)
 		}
 	}
 	e.beat(Beat{Kind: BeatToolApplied, Name: c.Tool, Key: c.Key})
 	if kind == faults.ToolAmbiguous {
-		return Reply{}, fmt.Errorf("%s: %w", c.Tool, ErrToolAmbiguous)
+		return Reply{}, false, fmt.Errorf("%s: %w", c.Tool, ErrToolAmbiguous)
 	}
-	return reply, nil
+	return reply, true, nil
+}
+
+// lookup is the rest of a Lookup after its first beat, at which fault f fired (if not nil).
+func (e *Env) lookup(ctx context.Context, tool Tool, c Call, f *faults.Fault) (Reply, bool, error) {
+	if f != nil && f.Kind == faults.ToolTransient {
+		return Reply{}, false, fmt.Errorf("%s: lookup: %w", c.Tool, ErrToolTransient)
+	}
+	e.r.mu.Lock()
+	reply, found := e.r.world.byRef[c.Tool+"\x00"+c.Ref]
+	e.r.mu.Unlock()
+	if tool.Latency > 0 {
+		if err := e.block(&wait{until: e.r.clock.Now().Add(tool.Latency), ctx: ctx}); err != nil {
+			return Reply{}, false, fmt.Errorf("%s: lookup: %w", c.Tool, err)
+		}
+	}
+	e.beat(Beat{Kind: BeatToolApplied, Name: c.Tool, Ref: c.Ref})
+	if f != nil && (f.Kind == faults.ToolAmbiguous || f.Kind == faults.ToolTimeout) {
+		return Reply{}, false, fmt.Errorf("%s: lookup: %w", c.Tool, ErrToolAmbiguous)
+	}
+	reply.Replayed = found
+	return reply, found, nil
 }
 
 // ModelCall is one call of the target's language model. The model is a script: the target

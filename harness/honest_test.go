@@ -3,9 +3,11 @@ package harness_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
@@ -116,5 +118,53 @@ func TestRestartPolicy(t *testing.T) {
 		if c.Verdict.Outcome != tc.outcome || c.Verdict.Metrics.FailedProcesses != 1 {
 			t.Errorf("policy %d: %s with %d failed processes, want %s with 1", tc.policy, c.Verdict.Outcome, c.Verdict.Metrics.FailedProcesses, tc.outcome)
 		}
+	}
+}
+
+// A tool that forgets idempotency keys still answers a look-up by the caller's own reference,
+// so a harness resuming long after can tell whether its effect was applied; a harness that
+// cannot tell may refuse to go on, loudly: that passes, counted as refused, and is not
+// restarted.
+func TestLookupAndRefusal(t *testing.T) {
+	pay := harness.Tool{Name: "pay", Contract: harness.IdempotentByKey, KeyTTL: time.Hour}
+	run := func(lookup bool) func(ctx context.Context, env *harness.Env) (any, error) {
+		return func(ctx context.Context, env *harness.Env) (any, error) {
+			if env.Attempt() == 0 {
+				if _, err := env.Call(ctx, harness.Call{Tool: "pay", Key: "k1", Ref: "invoice-7", Args: 100}); err != nil {
+					return nil, err
+				}
+				env.Sleep(ctx, 2*time.Hour) // the key is forgotten meanwhile; a crash here loses the reply's record
+				return "paid", nil
+			}
+			if !lookup {
+				return nil, fmt.Errorf("cannot tell whether invoice-7 was paid: %w", harness.ErrRefused)
+			}
+			r, found, err := env.Lookup(ctx, "pay", "invoice-7")
+			if err != nil || !found || r.ID != "pay-1" {
+				return nil, fmt.Errorf("lookup: %v, %v, %v", r, found, err)
+			}
+			_, missing, _ := env.Lookup(ctx, "pay", "invoice-8")
+			if missing {
+				return nil, errors.New("found an invoice never paid")
+			}
+			return "paid", nil
+		}
+	}
+	crash := faults.Schedule{{Kind: faults.Kill, Beat: 2}} // at the sleep, after the payment
+	c := newRunner(t, harness.Func{ToolList: []harness.Tool{pay}, RunFunc: run(true)}, harness.Options{}).Run(crash)
+	if c.Verdict.Outcome != oracle.Pass || c.Verdict.Refused != "" {
+		t.Fatalf("with a lookup: %s", c)
+	}
+	// The first process's three beats (the call sent and applied, the sleep), then two lookups
+	// of two beats each.
+	if c.Verdict.Metrics.Beats != 3+4 {
+		t.Errorf("%d beats", c.Verdict.Metrics.Beats)
+	}
+	if l := (harness.Beat{Kind: harness.BeatToolSent, Name: "pay", Ref: "invoice-7"}).Label(); l != "tool pay lookup ref=invoice-7 sent" {
+		t.Errorf("a lookup's beat is labelled %q", l)
+	}
+	c = newRunner(t, harness.Func{ToolList: []harness.Tool{pay}, RunFunc: run(false)}, harness.Options{}).Run(crash)
+	if c.Verdict.Outcome != oracle.Pass || !strings.Contains(c.Verdict.Refused, "cannot tell whether invoice-7 was paid") || c.Verdict.Metrics.Restarts != 1 {
+		t.Fatalf("refusing: %s (refused %q)", c, c.Verdict.Refused)
 	}
 }

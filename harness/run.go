@@ -402,8 +402,8 @@ func (r *run) handle(ev event) (ending, bool) {
 		r.end(p, fmt.Sprintf("process %d %s", p.attempt, ending{result: ev.result, err: ev.err, panicked: ev.panicked}))
 		s := p.slot
 		s.result, s.err, s.panicked = ev.result, ev.err, ev.panicked
-		if ev.err == nil && ev.panicked == "" {
-			s.done = true
+		if ev.err == nil && ev.panicked == "" || errors.Is(ev.err, ErrRefused) {
+			s.done = true // completed, or refused to go on: nothing to restart
 			return ending{}, false
 		}
 		p.failed = true
@@ -740,6 +740,9 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 		obs.Stopped = true
 	case x.gaveUp:
 		obs.Err = x.err.Error()
+	case errors.Is(x.err, ErrRefused):
+		obs.Err, obs.Refused = "the last process refused to go on: "+x.err.Error(), true
+		obs.Stopped = true
 	case x.err != nil:
 		obs.Err = "the last process failed: " + x.err.Error()
 		obs.Stopped = true

@@ -72,6 +72,10 @@ type Call struct {
 	Args any
 	// Fence is the caller's fencing token (from its Lease), for Fenced tools; 0 for none.
 	Fence uint64
+	// Ref is the caller's own reference for the effect (an order number, "run-7:step-3"),
+	// which the tool keeps with the effect for ever, unlike an idempotency key it may forget:
+	// Env.Lookup finds the effect by it. It does not identify the effect and is not a key.
+	Ref string
 }
 
 // Reply is what a tool returns.
@@ -101,6 +105,12 @@ var (
 	ErrModelServer = errors.New("model: server error (500)")
 	// ErrContextLength: the model refused the call because the context is too long.
 	ErrContextLength = errors.New("model: context length exceeded")
+	// ErrRefused is what a harness wraps in the error it stops with when it refuses to go on
+	// because it cannot know what is safe (an effect it cannot tell was applied, and no way to
+	// look it up): a loud refusal that asks for a person. Such a run is not restarted, and its
+	// case passes as refused (see oracle.Verdict.Refused) unless it broke another property; a
+	// campaign counts refusals.
+	ErrRefused = errors.New("refused to go on without a person")
 )
 
 // RateLimitError is the model's answer when it is rate limited: retry after RetryAfter.
@@ -133,6 +143,7 @@ type World struct {
 	tools   map[string]Tool
 	applied map[string]int   // applications per tool, to number replies
 	byKey   map[string]keyed // tool + key -> first reply
+	byRef   map[string]Reply // tool + ref -> the reply of the first effect applied with it
 	fence   map[string]uint64
 	leases  map[string]Lease
 	token   uint64 // the last fencing token handed out, whatever the lease: tokens only grow
@@ -158,8 +169,8 @@ type scheduled struct {
 }
 
 func newWorld(tools []Tool) *World {
-	w := &World{tools: map[string]Tool{}, applied: map[string]int{}, byKey: map[string]keyed{}, fence: map[string]uint64{},
-		leases: map[string]Lease{}, topics: map[string][]Message{}}
+	w := &World{tools: map[string]Tool{}}
+	w.reset()
 	for _, t := range tools {
 		if t.Name == "" {
 			panic("harness: a Tool has no Name")
@@ -290,6 +301,11 @@ func (w *World) apply(op worldOp) (Reply, error) {
 	if t.Contract == IdempotentByKey && c.Key != "" {
 		w.byKey[k] = keyed{r, op.at}
 	}
+	if c.Ref != "" {
+		if _, seen := w.byRef[c.Tool+"\x00"+c.Ref]; !seen {
+			w.byRef[c.Tool+"\x00"+c.Ref] = r
+		}
+	}
 	w.effects = append(w.effects, oracle.Effect{Tool: c.Tool, Identity: op.identity, Beat: op.beat, Attempt: op.attempt})
 	return r, nil
 }
@@ -358,10 +374,16 @@ func (w *World) fire(now time.Time) {
 	}
 }
 
+// reset empties the world of everything but its tools.
+func (w *World) reset() {
+	w.applied, w.byKey, w.byRef, w.fence = map[string]int{}, map[string]keyed{}, map[string]Reply{}, map[string]uint64{}
+	w.leases, w.topics = map[string]Lease{}, map[string][]Message{}
+}
+
 // replay returns a new world in the state w was in after its first n changes.
 func (w *World) replay(n int) *World {
-	r := &World{tools: w.tools, applied: map[string]int{}, byKey: map[string]keyed{}, fence: map[string]uint64{},
-		leases: map[string]Lease{}, topics: map[string][]Message{}}
+	r := &World{tools: w.tools}
+	r.reset()
 	for _, op := range w.log[:n] {
 		r.do(op)
 	}

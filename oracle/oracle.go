@@ -23,6 +23,9 @@ type Observation struct {
 	// Stopped says the run ended because its last process returned an error or panicked,
 	// rather than being given up by the harness (stuck, looping, out of restarts).
 	Stopped bool
+	// Refused says the last process stopped refusing to go on (harness.ErrRefused): a loud
+	// stop that asks for a person, which Err says.
+	Refused bool
 	// Result is what the last process returned.
 	Result any
 	// State is the durable state read back after the run; StateErr says why it could not be.
@@ -91,6 +94,10 @@ type Verdict struct {
 	NotChecked []string
 	// Detected is the error with which the target stopped loudly on an unrecoverable fault.
 	Detected string
+	// Refused is the error with which the target refused to go on, not knowing what was safe:
+	// an outcome apart, not a violation of completes, that a campaign counts and a gate can
+	// forbid.
+	Refused string
 	// Reason says why the verdict is unknown.
 	Reason string
 	// Diff is the first state or result difference, "-golden +faulty".
@@ -119,10 +126,13 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 	}
 
 	completed := faulty.Completed
-	if !completed && faulty.Unrecoverable && faulty.Stopped {
+	switch {
+	case completed:
+	case faulty.Refused:
+		v.Refused = faulty.Err
+	case faulty.Unrecoverable && faulty.Stopped:
 		v.Detected = faulty.Err
-	}
-	if !completed && v.Detected == "" {
+	default:
 		v.fail(Completes, faulty.Err)
 	}
 

@@ -10,12 +10,12 @@ import (
 // regressionMetrics are the Stats fields Compare checks: for each, more is worse.
 var regressionMetrics = []string{"failed", "unknown", "duplicates", "lost_effects", "phantom_effects",
 	"state_mismatches", "work_lost_beats_mean", "work_lost_beats_max", "resume_beats_mean", "model_calls_remade",
-	"failed_processes"}
+	"failed_processes", "refused"}
 
 // RegressionMetrics lists the Stats fields that Compare checks, each one worse when higher:
 // failed, unknown, duplicates, lost_effects, phantom_effects, state_mismatches,
-// work_lost_beats_mean, work_lost_beats_max, resume_beats_mean, model_calls_remade and
-// failed_processes.
+// work_lost_beats_mean, work_lost_beats_max, resume_beats_mean, model_calls_remade,
+// failed_processes and refused.
 func RegressionMetrics() []string { return slices.Clone(regressionMetrics) }
 
 // Tolerance is how much worse than the baseline a metric may get before Compare calls it a

@@ -93,7 +93,7 @@ func ExampleStats_Value() {
 func ExampleRegressionMetrics() {
 	fmt.Println(reports.RegressionMetrics())
 	// Output:
-	// [failed unknown duplicates lost_effects phantom_effects state_mismatches work_lost_beats_mean work_lost_beats_max resume_beats_mean model_calls_remade failed_processes]
+	// [failed unknown duplicates lost_effects phantom_effects state_mismatches work_lost_beats_mean work_lost_beats_max resume_beats_mean model_calls_remade failed_processes refused]
 }
 
 // WriteAtomic replaces a file whole or not at all, through a temporary file and a rename.
@@ -140,5 +140,5 @@ func ExampleSyncDir() {
 func ExampleStatFields() {
 	fmt.Println(reports.StatFields())
 	// Output:
-	// [cases passed failed unknown detected unfired duplicates lost_effects phantom_effects state_mismatches work_lost_beats_mean work_lost_beats_max resume_beats_mean restarts failed_processes model_calls_remade]
+	// [cases passed failed unknown detected unfired refused duplicates lost_effects phantom_effects state_mismatches work_lost_beats_mean work_lost_beats_max resume_beats_mean restarts failed_processes model_calls_remade]
 }

@@ -79,6 +79,7 @@ type Stats struct {
 	Unknown           int     `json:"unknown"`
 	Detected          int     `json:"detected"` // passed by failing loudly on an unrecoverable fault
 	Unfired           int     `json:"unfired"`  // cases with a fault that never fired (past the run's end): judged on the others
+	Refused           int     `json:"refused"`  // passed by refusing to go on without a person
 	Duplicates        int     `json:"duplicates"`
 	LostEffects       int     `json:"lost_effects"`
 	PhantomEffects    int     `json:"phantom_effects"`
@@ -110,6 +111,9 @@ type Case struct {
 	Violations []oracle.Violation `json:"violations"`
 	// Detected is the error with which the target stopped on an unrecoverable fault.
 	Detected string `json:"detected,omitempty"`
+	// Refused is the error with which the target refused to go on, not knowing what was safe:
+	// a pass, counted apart.
+	Refused string `json:"refused,omitempty"`
 	// Unknown says why the case could not be decided.
 	Reason string `json:"reason,omitempty"`
 	// NotChecked lists properties that could not be evaluated for this case, and why.
@@ -162,6 +166,9 @@ func (s *Stats) Add(c *Case) {
 		s.Passed++
 		if c.Detected != "" {
 			s.Detected++
+		}
+		if c.Refused != "" {
+			s.Refused++
 		}
 	case oracle.Fail:
 		s.Failed++

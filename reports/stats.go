@@ -18,6 +18,7 @@ var statFields = []statField{
 	countField("unknown", func(s *Stats) int { return s.Unknown }),
 	countField("detected", func(s *Stats) int { return s.Detected }),
 	countField("unfired", func(s *Stats) int { return s.Unfired }),
+	countField("refused", func(s *Stats) int { return s.Refused }),
 	countField("duplicates", func(s *Stats) int { return s.Duplicates }),
 	countField("lost_effects", func(s *Stats) int { return s.LostEffects }),
 	countField("phantom_effects", func(s *Stats) int { return s.PhantomEffects }),

@@ -118,9 +118,24 @@ func TestEveryRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := rn.Run(nil)
-	want := `map[attempt:0 await_deadline:true message:check-1 messages:1 model:file the order po:create_po-1 random:true replayed:true slept:1m30s token:1 worker:0]`
+	want := `map[attempt:0 await_deadline:true lookup:create_po-1 true false message:check-1 messages:1 model:file the order po:create_po-1 random:true replayed:true slept:1m30s token:1 worker:0]`
 	if got := fmt.Sprint(c.Result); got != want || c.Verdict.Outcome != oracle.Pass {
 		t.Fatalf("result %s\nwant   %s\n%s", got, want, c)
+	}
+}
+
+// A command that refuses to go on ends its run there, whatever its exit status: the case passes
+// as refused.
+func TestRefusal(t *testing.T) {
+	target := child("refuse")
+	target.Argv = []string{"sh", "-c", `if [ "$CHAOSKIT_ATTEMPT" = 0 ]; then exec "$0" -mode tour; else exec "$0" -mode refuse; fi`, childBin}
+	rn, err := harness.NewRunner(harness.Fresh(target), harness.Options{Name: "refuser"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 3}})
+	if c.Verdict.Outcome != oracle.Pass || !strings.Contains(c.Verdict.Refused, "cannot tell whether order 7 was filed") {
+		t.Fatalf("%s (refused %q)", c, c.Verdict.Refused)
 	}
 }
 

@@ -30,8 +30,9 @@ type request struct {
 	Token  string `json:"token,omitempty"`  // hello
 	Client string `json:"client,omitempty"` // hello: the client's name and version
 
-	Tool      string          `json:"tool,omitempty"` // call
+	Tool      string          `json:"tool,omitempty"` // call, lookup
 	Key       string          `json:"key,omitempty"`
+	Ref       string          `json:"ref,omitempty"` // call, lookup: the harness's own reference for the effect
 	Args      json.RawMessage `json:"args,omitempty"`
 	Fence     uint64          `json:"fence,omitempty"`
 	TimeoutMs int64           `json:"timeout_ms,omitempty"` // call, model, await: a virtual deadline
@@ -48,6 +49,7 @@ type request struct {
 	Label string     `json:"label,omitempty"` // mark
 
 	Result json.RawMessage `json:"result,omitempty"` // done
+	Reason string          `json:"reason,omitempty"` // refuse
 }
 
 // response is one line chaoskit sends back: ok and the operation's results, or an error.
@@ -60,9 +62,10 @@ type response struct {
 	Worker   *int      `json:"worker,omitempty"`
 	StateDir string    `json:"state_dir,omitempty"`
 
-	ReplyID  string `json:"reply_id,omitempty"` // call
+	ReplyID  string `json:"reply_id,omitempty"` // call, lookup
 	Replayed bool   `json:"replayed,omitempty"`
 	Topic    string `json:"topic,omitempty"`
+	Found    *bool  `json:"found,omitempty"` // lookup
 
 	Text string `json:"text,omitempty"` // model
 

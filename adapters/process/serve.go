@@ -47,6 +47,7 @@ type proc struct {
 
 	result   any
 	sentDone bool
+	refused  string // the reason of a refuse request
 	idle     int
 
 	stopOnce sync.Once
@@ -201,6 +202,9 @@ func (p *proc) serve(ctx context.Context) (any, error) {
 			return nil, ctx.Err()
 		}
 	}
+	if p.refused != "" {
+		return nil, fmt.Errorf("%s: %w", p.refused, harness.ErrRefused)
+	}
 	if err := p.child.err(); err != nil {
 		return nil, err
 	}
@@ -233,7 +237,7 @@ func (p *proc) handle(ctx context.Context, line []byte) error {
 // request that fails the process.
 func (p *proc) do(ctx context.Context, req *request) (response, error) {
 	env := p.env
-	if beat := req.Op != "now" && req.Op != "messages" && req.Op != "random"; beat {
+	if beat := req.Op != "now" && req.Op != "messages" && req.Op != "random" && req.Op != "refuse"; beat {
 		p.idle = 0
 	} else if p.idle++; p.idle > maxIdle {
 		return response{}, fmt.Errorf("the command made %d requests in a row without a beat (a busy loop? wait with sleep or await)", maxIdle)
@@ -250,7 +254,7 @@ func (p *proc) do(ctx context.Context, req *request) (response, error) {
 		}
 		cctx, cancel := p.deadline(ctx, req.TimeoutMs)
 		defer cancel()
-		r, err := env.Call(cctx, harness.Call{Tool: req.Tool, Key: req.Key, Args: args, Fence: req.Fence})
+		r, err := env.Call(cctx, harness.Call{Tool: req.Tool, Key: req.Key, Ref: req.Ref, Args: args, Fence: req.Fence})
 		if err != nil {
 			resp.Error = worldError(err)
 			if resp.Error.Code == codeDeadline {
@@ -259,6 +263,26 @@ func (p *proc) do(ctx context.Context, req *request) (response, error) {
 			return resp, nil
 		}
 		resp.ReplyID, resp.Replayed, resp.Topic = r.ID, r.Replayed, r.Topic
+	case "lookup":
+		if !p.declared(req.Tool) {
+			return resp, fmt.Errorf("lookup in undeclared tool %q (declare it with --tool or Target.ToolList)", req.Tool)
+		}
+		if req.Ref == "" {
+			return resp, errors.New("lookup without a ref")
+		}
+		cctx, cancel := p.deadline(ctx, req.TimeoutMs)
+		defer cancel()
+		r, found, err := env.Lookup(cctx, req.Tool, req.Ref)
+		if err != nil {
+			resp.Error = worldError(err)
+			return resp, nil
+		}
+		resp.ReplyID, resp.Found = r.ID, &found
+	case "refuse":
+		if req.Reason == "" {
+			return resp, errors.New("refuse without a reason")
+		}
+		p.refused = req.Reason
 	case "model":
 		if req.Purpose == "" {
 			return resp, errors.New("model call without a purpose")

@@ -73,6 +73,9 @@ type Call struct {
 	Args any
 	// Fence is the caller's fencing token, from its Lease, for fenced tools.
 	Fence uint64
+	// Ref is the harness's own reference for the effect, which the tool keeps with it for ever
+	// (unlike a key it may forget): Lookup finds the effect by it.
+	Ref string
 	// Timeout, if positive, is the call's deadline in virtual time.
 	Timeout time.Duration
 }
@@ -93,9 +96,22 @@ func (c *Client) Call(call Call) (Reply, error) {
 		return Reply{}, fmt.Errorf("chaoskit: call to %s: args: %w", call.Tool, err)
 	}
 	var r response
-	err = c.do(request{Op: "call", Tool: call.Tool, Key: call.Key, Args: args, Fence: call.Fence, TimeoutMs: call.Timeout.Milliseconds()}, &r)
+	err = c.do(request{Op: "call", Tool: call.Tool, Key: call.Key, Ref: call.Ref, Args: args, Fence: call.Fence, TimeoutMs: call.Timeout.Milliseconds()}, &r)
 	return Reply{ID: r.ReplyID, Replayed: r.Replayed, Topic: r.Topic}, err
 }
+
+// Lookup asks the tool for the effect applied with the reference ref (Call.Ref): found is
+// false if there is none. It is read-only, and outlives the tool's memory of keys.
+func (c *Client) Lookup(tool, ref string) (reply Reply, found bool, err error) {
+	var r response
+	err = c.do(request{Op: "lookup", Tool: tool, Ref: ref}, &r)
+	return Reply{ID: r.ReplyID}, r.Found, err
+}
+
+// Refuse records that the harness refuses to go on, not knowing what is safe (an effect it
+// cannot tell was applied), with the reason a person should read. Exit after it: the run ends
+// there, and passes as refused.
+func (c *Client) Refuse(reason string) error { return c.do(request{Op: "refuse", Reason: reason}, nil) }
 
 // Model calls the scripted model: purpose names the logical call ("plan step 3"), reply is what
 // it answers, latency how long (virtual) the answer takes, timeout (if positive) the call's
@@ -227,6 +243,7 @@ type request struct {
 	Client    string          `json:"client,omitempty"`
 	Tool      string          `json:"tool,omitempty"`
 	Key       string          `json:"key,omitempty"`
+	Ref       string          `json:"ref,omitempty"`
 	Args      json.RawMessage `json:"args,omitempty"`
 	Fence     uint64          `json:"fence,omitempty"`
 	TimeoutMs int64           `json:"timeout_ms,omitempty"`
@@ -240,6 +257,7 @@ type request struct {
 	Lease     *Lease          `json:"lease,omitempty"`
 	Label     string          `json:"label,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
 }
 
 type response struct {
@@ -256,6 +274,7 @@ type response struct {
 	ReplyID  string    `json:"reply_id"`
 	Replayed bool      `json:"replayed"`
 	Topic    string    `json:"topic"`
+	Found    bool      `json:"found"`
 	Text     string    `json:"text"`
 	NowMs    int64     `json:"now_ms"`
 	Messages []Message `json:"messages"`

@@ -50,6 +50,9 @@ func main() {
 		orders(c, *mode == "act-then-save")
 	case "tour":
 		tour(c)
+	case "refuse":
+		must(c.Refuse("cannot tell whether order 7 was filed"))
+		os.Exit(4)
 	case "hang":
 		c.Mark("started")
 		time.Sleep(time.Hour)
@@ -126,8 +129,13 @@ func tour(c *client.Client) {
 	must(c.Sleep(90 * time.Second))
 	t1, _ := c.Now()
 	out["slept"] = t1.Sub(t0).String()
-	r, err := c.Call(client.Call{Tool: "create_po", Key: "k1", Args: map[string]any{"b": 2, "a": 1}})
+	r, err := c.Call(client.Call{Tool: "create_po", Key: "k1", Ref: "order-1", Args: map[string]any{"b": 2, "a": 1}})
 	must(err)
+	found, ok, err := c.Lookup("create_po", "order-1")
+	must(err)
+	_, missing, err := c.Lookup("create_po", "order-2")
+	must(err)
+	out["lookup"] = fmt.Sprintf("%s %v %v", found.ID, ok, missing)
 	again, err := c.Call(client.Call{Tool: "create_po", Key: "k1", Args: map[string]any{"a": 1, "b": 2}})
 	must(err)
 	out["po"], out["replayed"] = r.ID, again.Replayed
