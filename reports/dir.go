@@ -40,6 +40,17 @@ func Formats() []string {
 	return out
 }
 
+// FileName returns the name of the file of a report directory that holds format (one of
+// Formats), or "".
+func FileName(format string) string {
+	for _, f := range dirFiles {
+		if f.format == format {
+			return f.name
+		}
+	}
+	return ""
+}
+
 // WriteDir writes r into the report directory dir on fsys, one file per format of formats (all
 // of Formats when formats is nil; names not in Formats are ignored), each through WriteAtomic.
 // It returns the paths written. It writes every file it can and returns the first error.

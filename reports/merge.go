@@ -67,11 +67,8 @@ func Merge(shards ...*Report) (*Report, error) {
 			return nil, fmt.Errorf("shard %s given twice", sh)
 		}
 		n, seen[sh.I] = sh.N, true
-		opts := r.Options
-		opts.Shard = ""
-		if r.Schema != first.Schema || r.Seed != first.Seed || !reflect.DeepEqual(opts, base) {
-			return nil, fmt.Errorf("shard %s is of another campaign than shard %s (%s, not %s)",
-				r.Options.Shard, first.Options.Shard, r.campaignLine(), first.campaignLine())
+		if d := first.OtherCampaign(r); d != "" {
+			return nil, fmt.Errorf("shard %s is of another campaign than shard %s: %s", r.Options.Shard, first.Options.Shard, d)
 		}
 	}
 	for i := 1; i <= n; i++ {
@@ -91,6 +88,40 @@ func Merge(shards ...*Report) (*Report, error) {
 	out.SortCases()
 	out.Summarize(golden)
 	return out, nil
+}
+
+// OtherCampaign says how other is a report of another campaign than r (other targets or
+// commands, fault kinds, mode, case count, restart policy or seed), naming the first
+// difference, e.g. `seed 2, not 1`; it returns "" for reports of the same campaign, shards of it
+// included.
+func (r *Report) OtherCampaign(other *Report) string {
+	a, b := r.Options, other.Options
+	a.Shard, b.Shard = "", ""
+	words := func(list []string) string { return "[" + strings.Join(list, " ") + "]" }
+	switch {
+	case other.Schema != r.Schema:
+		return fmt.Sprintf("schema %s, not %s", other.Schema, r.Schema)
+	case !slices.Equal(b.Targets, a.Targets):
+		return fmt.Sprintf("targets %s, not %s", words(b.Targets), words(a.Targets))
+	case !slices.Equal(b.Faults, a.Faults):
+		return fmt.Sprintf("fault kinds %s, not %s", words(b.Faults), words(a.Faults))
+	case b.Mode != a.Mode:
+		return fmt.Sprintf("mode %s, not %s", b.Mode, a.Mode)
+	case b.Cases != a.Cases:
+		return fmt.Sprintf("%d cases per target, not %d", b.Cases, a.Cases)
+	case b.Restart != a.Restart:
+		return fmt.Sprintf("restart policy %q, not %q", b.Restart, a.Restart)
+	case other.Seed != r.Seed:
+		return fmt.Sprintf("seed %d, not %d", other.Seed, r.Seed)
+	}
+	for i := range a.Commands {
+		x, y := a.Commands[i], b.Commands[i]
+		x.Digest, y.Digest = "", "" // a new version of the same target is the same campaign
+		if !reflect.DeepEqual(x, y) {
+			return fmt.Sprintf("target %s runs %q, not %q", a.Commands[i].Name, strings.Join(b.Commands[i].Argv, " "), strings.Join(a.Commands[i].Argv, " "))
+		}
+	}
+	return ""
 }
 
 // SortCases puts r's cases in campaign order: by target, in the order of Options.Targets (then

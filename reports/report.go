@@ -21,12 +21,13 @@ const Schema = "chaoskit.report/v1"
 // its output. Every field except those ending in _ms is a pure function of the targets, the seed
 // and the options.
 type Report struct {
-	Schema     string  `json:"schema"`                // always Schema
-	Seed       uint64  `json:"seed"`                  // the campaign's seed
-	Options    Options `json:"options"`               // how the campaign was run
-	Summary    Summary `json:"summary"`               // totals per target and per fault kind
-	Cases      []Case  `json:"cases"`                 // every case, in run order
-	DurationMs float64 `json:"duration_ms,omitempty"` // wall-clock time of the whole campaign
+	Schema     string      `json:"schema"`                // always Schema
+	Provenance *Provenance `json:"provenance,omitempty"`  // what made the report
+	Seed       uint64      `json:"seed"`                  // the campaign's seed
+	Options    Options     `json:"options"`               // how the campaign was run
+	Summary    Summary     `json:"summary"`               // totals per target and per fault kind
+	Cases      []Case      `json:"cases"`                 // every case, in run order
+	DurationMs float64     `json:"duration_ms,omitempty"` // wall-clock time of the whole campaign
 }
 
 // Options records how a campaign was run, so that it can be repeated.
@@ -56,6 +57,15 @@ type Command struct {
 	State  []string `json:"state,omitempty"`  // the command that prints its state as JSON
 	Ignore []string `json:"ignore,omitempty"` // JSON paths left out of comparisons
 	Disk   string   `json:"disk,omitempty"`   // how its state directory reaches the disk: plain or fuse
+	// Digest is the SHA-256 of the files its command line names (its script, its binary), as
+	// they were when the campaign ran: it changes when the target does.
+	Digest string `json:"digest,omitempty"`
+}
+
+// Provenance says what made a report: chaoskit's version and the command line.
+type Provenance struct {
+	Chaoskit string   `json:"chaoskit"`       // chaoskit's version
+	Args     []string `json:"args,omitempty"` // the command line, less the program's name
 }
 
 // Summary holds the totals of a report, one entry per target in run order.

@@ -13,6 +13,9 @@ import (
 	"github.com/chaoskit/chaoskit/reports"
 )
 
+// maxCases bounds --cases.
+const maxCases = 1_000_000
+
 // campaignParams are the parameters of a campaign, by the flags of `run` that set them, in the
 // order its error messages name them; "exec" stands for --exec and its options.
 var campaignParams = []string{"target", "exec", "faults", "mode", "cases", "seed", "shard", "restart"}
@@ -49,6 +52,9 @@ func newCampaign(names []string, commands []reports.Command, faultList, mode str
 	}
 	if cases < 0 {
 		return nil, usagef("--cases %d: want a count of 0 or more", cases)
+	}
+	if cases > maxCases {
+		return nil, usagef("--cases %d: at most %d per target (a campaign lists its schedules in memory); shard a larger campaign with --shard", cases, maxCases)
 	}
 	if o.Shard, err = reports.ParseShard(shard); err != nil {
 		return nil, usagef("--shard: %v", err)

@@ -35,10 +35,13 @@ func runDemo(c *cli, args []string) error {
 	}
 	camp := &campaign.Campaign{Options: campaign.Options{Faults: kinds, Mode: campaign.Exhaustive}}
 	camp.Options.Seed = *seed
+	var leftOut []string
 	for _, v := range reference.Variants() {
 		if v.Variant == reference.Correct || slices.ContainsFunc(v.Exposes, func(k faults.Kind) bool { return slices.Contains(kinds, k) }) {
 			t, _ := lookupTarget(referenceName(v.Variant))
 			camp.Targets = append(camp.Targets, t)
+		} else {
+			leftOut = append(leftOut, string(v.Variant))
 		}
 	}
 	rep, err := c.runCampaign(camp, *out, nil)
@@ -65,6 +68,11 @@ func runDemo(c *cli, args []string) error {
 	}
 	if !ok {
 		return exitError{exitFail, "the reference agent failed a case or a variant went uncaught"}
+	}
+	if len(leftOut) > 0 {
+		fmt.Fprintf(c.stdout, "the reference agent passed every case and the %d variants tried were caught; %d were left out, which no fault kind of %s exposes: %s\n",
+			len(camp.Targets)-1, len(leftOut), *faultList, strings.Join(leftOut, ", "))
+		return exitError{exitUnknown, fmt.Sprintf("%d of %d variants were not tried (demo --faults all tries them all)", len(leftOut), len(reference.Variants())-1)}
 	}
 	fmt.Fprintln(c.stdout, "the reference agent passed every case and every variant was caught")
 	return nil

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"flag"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -75,6 +80,7 @@ func (f *execFlags) commands() ([]reports.Command, error) {
 		if i < len(f.names) {
 			cmd.Name = f.names[i]
 		}
+		cmd.Digest = digest(cmd.Argv, cmd.Dir)
 		if _, err := execTarget(cmd); err != nil {
 			return nil, err
 		}
@@ -127,6 +133,39 @@ func execTarget(cmd reports.Command) (campaign.Target, error) {
 		Command: &cmd,
 		Repro:   func(seed uint64, s faults.Schedule) string { return replayExec(cmd, seed, s) },
 	}, nil
+}
+
+// digest returns the SHA-256, in hex, of the files a command line names (its first word when it
+// is a path, and any later word naming a regular file, relative to dir): the target's script
+// or binary, whose change a report's provenance shows. It returns "" if it names none.
+func digest(argv []string, dir string) string {
+	h := sha256.New()
+	named := false
+	for i, w := range argv {
+		if i == 0 && !strings.Contains(w, "/") {
+			continue // an interpreter or a program found in PATH: not the target
+		}
+		p := w
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			continue
+		}
+		fmt.Fprintf(h, "%s\x00", w)
+		io.Copy(h, f)
+		f.Close()
+		named = true
+	}
+	if !named {
+		return ""
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // replayExec returns the chaoskit replay command that reruns a case of the command cmd.

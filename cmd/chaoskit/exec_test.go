@@ -127,3 +127,49 @@ func TestExecLeavesNothingBehind(t *testing.T) {
 	cmd.Wait()
 	noLeftovers(t, child, tmp)
 }
+
+// A report records which command ran and a digest of the files it names; resuming a campaign
+// whose script changed since is refused, and a gate against a baseline of another campaign is
+// too, while a baseline of another version of the same target compares.
+func TestProvenanceAndBaselines(t *testing.T) {
+	_, child := built(t)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "harness.sh")
+	write := func(body string) {
+		if err := os.WriteFile(script, []byte("#!/bin/sh\n# "+body+"\nexec "+child+" -mode correct\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("version 1")
+	args := func(out string, more ...string) []string {
+		return append([]string{"run", "--exec", "sh " + script, "--name", "po", "--tool", "create_po=idempotent", "--faults", "kill", "--out", out}, more...)
+	}
+	old := filepath.Join(dir, "old")
+	if code, _, errOut := chaoskit(t, args(old)...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rep := loadDir(t, old)
+	if p := rep.Provenance; p == nil || p.Chaoskit == "" || p.Args[0] != "run" || rep.Options.Commands[0].Digest == "" {
+		t.Fatalf("provenance %+v, command %+v", p, rep.Options.Commands)
+	}
+	write("version 2")
+	code, _, errOut := chaoskit(t, "run", "--resume", old)
+	if code != exitUsage || !strings.Contains(errOut, "the files of target po changed since its journal was written") {
+		t.Fatalf("resuming a changed target: exit %d: %s", code, errOut)
+	}
+	cur := filepath.Join(dir, "new")
+	if code, _, errOut := chaoskit(t, args(cur)...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if code, out, errOut := chaoskit(t, "gate", "--baseline", old, cur); code != exitOK {
+		t.Fatalf("a new version against the old: exit %d: %s%s", code, out, errOut)
+	}
+	other := filepath.Join(dir, "other")
+	if code, _, errOut := chaoskit(t, args(other, "--seed", "2")...); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, _, errOut = chaoskit(t, "gate", "--baseline", old, other)
+	if code != exitUsage || !strings.Contains(errOut, "is a report of another campaign (seed 2, not 1)") {
+		t.Fatalf("a baseline of another seed: exit %d: %s", code, errOut)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -47,6 +48,9 @@ func runGate(c *cli, args []string) error {
 		if err != nil {
 			return err
 		}
+		if d := old.OtherCampaign(rep); d != "" {
+			return usagef("--baseline %s is a report of another campaign (%s): their figures do not compare", *baseline, d)
+		}
 		regressions := reports.Compare(old, rep, opts)
 		for _, r := range regressions {
 			fmt.Fprintf(c.stdout, "regression: %s\n", r)
@@ -58,7 +62,9 @@ func runGate(c *cli, args []string) error {
 		}
 	}
 	if g != nil {
-		if err := gateVerdict(g, rep, c.stdout); err != nil {
+		if err := gateVerdict(g, rep, c.stdout); errors.As(err, new(usageError)) {
+			return err
+		} else if err != nil {
 			failed = append(failed, err.Error())
 		}
 	}
@@ -102,6 +108,13 @@ func parseGate(text string, opts reports.Options) (campaign.Gate, error) {
 // returns the exit error it calls for: nil if it held.
 func gateVerdict(g campaign.Gate, rep *reports.Report, w io.Writer) error {
 	checked, failures := g.Check(rep)
+	if checked == 0 {
+		why := "no target or fault kind of the report matches its selectors"
+		if len(rep.Summary.Targets) == 0 {
+			why = "the report has no cases"
+		}
+		return usagef("the gate %s compared nothing: %s", g, why)
+	}
 	for _, f := range failures {
 		fmt.Fprintf(w, "gate failed: %s\n", f)
 	}

@@ -18,14 +18,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/spf13/afero"
 )
 
@@ -55,6 +59,8 @@ func (e exitError) Error() string { return e.msg }
 // cli is what a command runs in: its output streams, whether stdout is a terminal, the
 // filesystem its files go to, and the clock the progress bar reads.
 type cli struct {
+	ctx            context.Context // done on SIGINT or SIGTERM
+	args           []string        // the command line, less the program's name
 	stdout, stderr io.Writer
 	terminal       bool
 	fs             afero.Fs
@@ -78,6 +84,7 @@ func init() {
 		{"targets", "list the targets", runTargets},
 		{"faults", "list the fault kinds", runFaults},
 		{"demo", "run the reference agent and its variants under every fault kind", runDemo},
+		{"version", "print chaoskit's version", runVersion},
 	}
 }
 
@@ -86,18 +93,26 @@ func main() {
 }
 
 // run runs the command line args and returns the exit code. The progress bar goes to stderr,
-// and only when stdout is a terminal.
+// and only when stderr is a terminal. SIGINT or SIGTERM stops a campaign between cases, keeping
+// its journal; a second one stops chaoskit at once.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	switch {
+	case len(args) == 0:
 		usage(stdout)
-		if len(args) == 0 {
-			return exitUsage
-		}
+		return exitUsage
+	case args[0] == "-h" || args[0] == "--help" || args[0] == "help" && len(args) == 1:
+		usage(stdout)
 		return exitOK
+	case args[0] == "help":
+		return run([]string{args[1], "--help"}, stdout, stderr)
+	case args[0] == "--version" || args[0] == "-version":
+		args = []string{"version"}
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			env := &cli{stdout: stdout, stderr: stderr, terminal: isTerminal(stdout), fs: afero.NewOsFs(), now: time.Now}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			env := &cli{ctx: ctx, args: args, stdout: stdout, stderr: stderr, terminal: isTerminal(stderr), fs: afero.NewOsFs(), now: time.Now}
 			return exitCode(c.run(env, args[1:]), stderr)
 		}
 	}
@@ -171,7 +186,10 @@ func (c *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 				fs.PrintDefaults()
 				return nil, err
 			}
-			return nil, usagef("%s: %s", fs.Name(), strings.TrimPrefix(err.Error(), "flag provided but not defined: "))
+			if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+				return nil, usagef("%s: unknown flag %s (chaoskit %s --help lists them)", fs.Name(), name, fs.Name())
+			}
+			return nil, usagef("%s: %s", fs.Name(), err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -208,4 +226,12 @@ func setFlags(fs *flag.FlagSet) map[string]bool {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	return set
+}
+
+func runVersion(c *cli, args []string) error {
+	if err := c.noArguments("version", args); err != nil {
+		return err
+	}
+	fmt.Fprintln(c.stdout, "chaoskit", campaign.Version())
+	return nil
 }

@@ -27,7 +27,7 @@ type progress struct {
 
 func newProgress(w io.Writer, now func() time.Time) *progress { return &progress{w: w, now: now} }
 
-// progress returns the progress bar of a command: on stderr when stdout is a terminal, else
+// progress returns the progress bar of a command: on stderr when stderr is a terminal, else
 // none (nil).
 func (c *cli) progress() *progress {
 	if !c.terminal {

@@ -61,6 +61,7 @@ func (o output) check(opts reports.Options) ([]string, campaign.Gate, error) {
 // summary. It returns the first error in writing a file; the journal, written as the cases
 // finished, stays whatever happens.
 func (c *cli) publish(rep *reports.Report, dir string, formats []string, summary func(w io.Writer, rep *reports.Report)) error {
+	rep.Provenance = campaign.Provenance(c.args)
 	written, err := reports.WriteDir(c.fs, dir, rep, formats)
 	if slices.Contains(formats, textFormat) {
 		summary(c.stdout, rep)

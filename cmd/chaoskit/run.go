@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -116,6 +115,9 @@ func runRun(c *cli, args []string) error {
 	if *workers < 0 {
 		return usagef("--workers %d: want a count of 0 or more", *workers)
 	}
+	if *out == "" {
+		return usagef("--out is empty: name the report directory")
+	}
 	cf.set = setFlags(fset)
 	dir := *out
 	var camp *campaign.Campaign
@@ -172,6 +174,11 @@ func (c *cli) resumption(dir string, cf *campaignFlags) (*campaign.Campaign, *ca
 	if err != nil {
 		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
 	}
+	for _, cmd := range st.Header.Options.Commands {
+		if digest(cmd.Argv, cmd.Dir) != cmd.Digest {
+			return nil, nil, usagef("--resume %s: the files of target %s changed since its journal was written: start the campaign again", dir, cmd.Name)
+		}
+	}
 	given, err := cf.campaign(camp)
 	if err != nil {
 		return nil, nil, err
@@ -184,6 +191,21 @@ func (c *cli) resumption(dir string, cf *campaignFlags) (*campaign.Campaign, *ca
 		}
 	}
 	return camp, st, nil
+}
+
+// clearReport removes the report files a directory holds from an earlier campaign, so that a
+// campaign that is interrupted leaves no report that looks complete beside its journal.
+func (c *cli) clearReport(dir string) error {
+	for _, f := range reports.Formats() {
+		path := filepath.Join(dir, reports.FileName(f))
+		if fi, err := c.fs.Stat(path); err != nil || !fi.Mode().IsRegular() {
+			continue // nothing there, or not a report file: writing the new one will say so
+		}
+		if err := c.fs.Remove(path); err != nil {
+			return fmt.Errorf("removing the old %s: %w", path, err)
+		}
+	}
+	return nil
 }
 
 // plainDefaults narrows the default fault kinds (every storage kind) to kill when a target is a
@@ -203,7 +225,12 @@ func (c *cli) plainDefaults(camp *campaign.Campaign) {
 // classified for its exit code, without a report.
 func (c *cli) runCampaign(camp *campaign.Campaign, dir string, resumed *campaign.JournalState) (*reports.Report, error) {
 	bar := c.progress()
-	rep, err := camp.Run(context.Background(), campaign.RunOptions{FS: c.fs, Dir: dir, Resume: resumed, Progress: bar.callback()})
+	if resumed == nil {
+		if err := c.clearReport(dir); err != nil {
+			return nil, err
+		}
+	}
+	rep, err := camp.Run(c.ctx, campaign.RunOptions{FS: c.fs, Dir: dir, Resume: resumed, Progress: bar.callback()})
 	bar.end()
 	switch {
 	case rep != nil:

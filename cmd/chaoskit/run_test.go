@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/spf13/afero"
 )
 
 // The acceptance tests, in its order: a variant fails and the directory holds the five
@@ -269,7 +271,7 @@ func TestMergeRefusesOtherCampaigns(t *testing.T) {
 		shards []string
 		want   string
 	}{
-		{[]string{a1, b2}, "shard 2/2 is of another campaign than shard 1/2 (seed 2 "},
+		{[]string{a1, b2}, "shard 2/2 is of another campaign than shard 1/2: seed 2, not 1"},
 		{[]string{a1, c3}, "split the campaign differently"},
 		{[]string{a1}, "shard 2/2 is missing"},
 		{[]string{a1, a2, a1}, "shard 1/2 given twice"},
@@ -363,7 +365,36 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	_, out, _ = chaoskit(t, "run", "-h")
-	wantIn(t, "run -h", out, "-target", "-resume", "-shard", "-gate", "-format")
+	wantIn(t, "run -h", out, "-target", "-resume", "-shard", "-gate", "-format", "-exec", "-restart")
+	if code, helpRun, _ := chaoskit(t, "help", "run"); code != exitOK || helpRun != out {
+		t.Errorf("help run: exit %d, and not run -h's text:\n%s", code, helpRun)
+	}
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		if code, v, _ := chaoskit(t, args...); code != exitOK || !strings.HasPrefix(v, "chaoskit ") {
+			t.Errorf("%v: exit %d: %q", args, code, v)
+		}
+	}
+}
+
+// A new campaign in a directory that holds an earlier report removes that report first: if it
+// is interrupted, nothing beside its journal looks like a finished report.
+func TestNewCampaignClearsTheOldReport(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := chaoskit(t, "run", "--target", "reference", "--faults", "kill", "--cases", "3", "--out", dir); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	c := &cli{fs: afero.NewOsFs()}
+	if err := c.clearReport(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range reports.Formats() {
+		if _, err := os.Stat(filepath.Join(dir, reports.FileName(f))); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s is still there: %v", reports.FileName(f), err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cases.jsonl")); err != nil {
+		t.Errorf("the journal went too: %v", err)
+	}
 }
 
 // The exit code follows the verdicts: 1 if a case failed, else 3 if one is unknown, else 0; a
@@ -408,5 +439,17 @@ func TestReplayOfAFaultThatNeverFires(t *testing.T) {
 		if code != exitUnknown || !strings.Contains(out, ": unknown (") || !strings.Contains(out, "the golden run makes 159") && !strings.Contains(out, "names a worker the run does not have") {
 			t.Errorf("replay %s: exit %d\n%s", schedule, code, out)
 		}
+	}
+}
+
+// A gate that compares nothing does not hold: exit 2, saying why.
+func TestGateThatComparesNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.json")
+	if err := (&reports.Report{Schema: reports.Schema}).WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := chaoskit(t, "gate", "--gate", "failed==0", path)
+	if code != exitUsage || !strings.Contains(errOut, "the gate failed==0 compared nothing: the report has no cases") {
+		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }

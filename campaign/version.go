@@ -1,0 +1,44 @@
+package campaign
+
+import (
+	"runtime/debug"
+
+	"github.com/chaoskit/chaoskit/reports"
+)
+
+// modulePath is chaoskit's module.
+const modulePath = "github.com/chaoskit/chaoskit"
+
+// Version returns chaoskit's version as the running program was built with it: the module's
+// version (a tag, or "(devel)" for a build from a checkout), and the revision and state of the
+// checkout when the build recorded them.
+func Version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if info.Main.Path != modulePath {
+		for _, d := range info.Deps {
+			if d.Path == modulePath {
+				return d.Version
+			}
+		}
+		return "unknown"
+	}
+	v := info.Main.Version
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision" && len(s.Value) >= 12:
+			v += " " + s.Value[:12]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			v += "+dirty"
+		}
+	}
+	return v
+}
+
+// Provenance returns the provenance of a report made by the command line args (less the
+// program's name).
+func Provenance(args []string) *reports.Provenance {
+	return &reports.Provenance{Chaoskit: Version(), Args: args}
+}
