@@ -2,8 +2,10 @@ package oracle
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,80 +19,98 @@ const maxDiffLines = 20
 const maxValueLen = 160
 
 // diff describes how y differs from x, one line per difference, "PATH: -X +Y", or returns ""
-// when they are equal under opts. It is built by a cmp.Reporter of its own rather than taken
-// from cmp.Diff, whose text go-cmp deliberately keeps unstable (it even switches between
-// spaces and non-breaking spaces from one process to the next): reports must be byte-identical
-// from run to run. Addresses are never printed.
+// when they are equal under opts. go-cmp decides equality, honouring the target's options, but
+// the text is not go-cmp's: its report is deliberately unstable (it switches between spaces and
+// non-breaking spaces from one process to the next, and aligns slices in a direction it draws at
+// random), and reports must be byte-identical from run to run. The text comes from a walk of the
+// two values of its own, in a fixed order (struct fields in order, map keys sorted, slices index
+// by index), descending wherever go-cmp finds the two sides unequal. Addresses are never
+// printed.
 //
 // Identical values are equal whatever the options, so reflect.DeepEqual answers first: go-cmp,
 // which is slow, runs only when there is a difference to explain or an option to apply. diff
 // panics, as go-cmp does, on values it cannot compare (unexported fields without an option).
 func diff(x, y any, opts []cmp.Option) string {
-	if reflect.DeepEqual(x, y) {
+	if reflect.DeepEqual(x, y) || cmp.Equal(x, y, opts...) {
 		return ""
 	}
-	var r diffReporter
-	if cmp.Equal(x, y, append(opts[:len(opts):len(opts)], cmp.Reporter(&r))...) {
-		return ""
-	}
-	lines := r.lines
+	w := differ{opts: opts}
+	w.walk("", reflect.ValueOf(x), reflect.ValueOf(y))
+	lines := w.lines
 	if len(lines) > maxDiffLines {
-		lines = append(lines[:maxDiffLines:maxDiffLines], fmt.Sprintf("… and %d more differences", len(r.lines)-maxDiffLines))
-	}
-	if len(lines) == 0 { // unequal, yet no leaf differs: report the whole values
-		lines = []string{"(value): -" + formatValue(reflect.ValueOf(x)) + " +" + formatValue(reflect.ValueOf(y))}
+		lines = append(lines[:maxDiffLines:maxDiffLines], fmt.Sprintf("… and %d more differences", len(w.lines)-maxDiffLines))
 	}
 	return strings.Join(lines, "\n")
 }
 
-// diffReporter records each difference go-cmp finds, with its path.
-type diffReporter struct {
-	path  cmp.Path
+// differ walks two values that differ, recording a line for each difference it reaches.
+type differ struct {
+	opts  []cmp.Option
 	lines []string
 }
 
-func (r *diffReporter) PushStep(ps cmp.PathStep) { r.path = append(r.path, ps) }
-
-func (r *diffReporter) PopStep() { r.path = r.path[:len(r.path)-1] }
-
-func (r *diffReporter) Report(rs cmp.Result) {
-	if rs.Equal() {
-		return
+// equal reports whether two values are equal under the options.
+func (d *differ) equal(x, y reflect.Value) bool {
+	if !x.IsValid() || !y.IsValid() {
+		return x.IsValid() == y.IsValid()
 	}
-	vx, vy := r.path.Last().Values()
-	r.lines = append(r.lines, pathString(r.path)+": -"+formatValue(vx)+" +"+formatValue(vy))
+	if x.CanInterface() && y.CanInterface() {
+		return cmp.Equal(x.Interface(), y.Interface(), d.opts...)
+	}
+	return reflect.DeepEqual(x, y) // an unexported field: its struct's options already applied
 }
 
-// pathString writes a path as a reader would: ".Ledger[2].Status", `["po"]`, "[3->?]" for an
-// element only the golden value has.
-func pathString(p cmp.Path) string {
-	var b strings.Builder
-	for _, step := range p[1:] { // the first step is the root
-		switch s := step.(type) {
-		case cmp.StructField:
-			b.WriteString("." + s.Name())
-		case cmp.SliceIndex:
-			ix, iy := s.SplitKeys()
-			switch {
-			case ix == iy:
-				fmt.Fprintf(&b, "[%d]", ix)
-			case iy < 0:
-				fmt.Fprintf(&b, "[%d->?]", ix)
-			case ix < 0:
-				fmt.Fprintf(&b, "[?->%d]", iy)
-			default:
-				fmt.Fprintf(&b, "[%d->%d]", ix, iy)
+func (d *differ) leaf(path string, x, y reflect.Value) {
+	if path == "" {
+		path = "(value)"
+	}
+	d.lines = append(d.lines, path+": -"+formatValue(x)+" +"+formatValue(y))
+}
+
+// walk records the differences between x and y, which differ, at path.
+func (d *differ) walk(path string, x, y reflect.Value) {
+	before := len(d.lines)
+	if x.IsValid() && y.IsValid() && x.Type() == y.Type() {
+		switch x.Kind() {
+		case reflect.Pointer, reflect.Interface:
+			if !x.IsNil() && !y.IsNil() {
+				d.walk(path, x.Elem(), y.Elem())
 			}
-		case cmp.MapIndex:
-			b.WriteString("[" + formatValue(s.Key()) + "]")
-		case cmp.TypeAssertion, cmp.Indirect, cmp.Transform:
-			// no text: the path reads the same through a pointer, interface or transform
+		case reflect.Struct:
+			for i := range x.NumField() {
+				if fx, fy := x.Field(i), y.Field(i); !d.equal(fx, fy) {
+					d.walk(path+"."+x.Type().Field(i).Name, fx, fy)
+				}
+			}
+		case reflect.Map:
+			keys := map[string]reflect.Value{}
+			for _, k := range append(x.MapKeys(), y.MapKeys()...) {
+				keys[formatValue(k)] = k
+			}
+			for _, name := range slices.Sorted(maps.Keys(keys)) {
+				k := keys[name]
+				if vx, vy := x.MapIndex(k), y.MapIndex(k); !d.equal(vx, vy) {
+					d.walk(path+"["+name+"]", vx, vy)
+				}
+			}
+		case reflect.Slice, reflect.Array:
+			for i := range max(x.Len(), y.Len()) {
+				var vx, vy reflect.Value
+				if i < x.Len() {
+					vx = x.Index(i)
+				}
+				if i < y.Len() {
+					vy = y.Index(i)
+				}
+				if !d.equal(vx, vy) {
+					d.walk(path+"["+strconv.Itoa(i)+"]", vx, vy)
+				}
+			}
 		}
 	}
-	if b.Len() == 0 {
-		return "(value)"
+	if len(d.lines) == before { // a leaf, or unequal as a whole (a comparer said so)
+		d.leaf(path, x, y)
 	}
-	return b.String()
 }
 
 // formatValue prints a value on one line, without addresses, clipped to maxValueLen.
@@ -102,8 +122,11 @@ func formatValue(v reflect.Value) string {
 	case v.Kind() == reflect.String:
 		s = strconv.Quote(v.String())
 	default:
-		for v.Kind() == reflect.Pointer && !v.IsNil() {
+		for v.Kind() == reflect.Pointer && !v.IsNil() || v.Kind() == reflect.Interface && !v.IsNil() {
 			v = v.Elem()
+		}
+		if v.Kind() == reflect.String {
+			return formatValue(v)
 		}
 		s = address.ReplaceAllString(fmt.Sprintf("%+v", v), "0x…")
 		s = strings.ReplaceAll(s, "\n", `\n`)

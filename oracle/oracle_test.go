@@ -1,6 +1,9 @@
 package oracle_test
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -81,7 +84,7 @@ func TestDiffIsStableText(t *testing.T) {
 	f.State = state{Phase: "running", Ledger: []entry{{0, "committed", nil}, {1, "committed", &entry{Step: 9}}, {2, "pending", nil}}, Tags: map[string]int{"a": 2}}
 	want := `.Ledger[1].Status: -"pending" +"committed"
 .Ledger[1].Next: -<nil> +{Step:9 Status: Next:<nil>}
-.Ledger[?->2]: -(none) +{Step:2 Status:pending Next:<nil>}
+.Ledger[2]: -(none) +{Step:2 Status:pending Next:<nil>}
 .Tags["a"]: -1 +2`
 	for range 3 {
 		if v := oracle.Check(g, f, oracle.Options{}); v.Diff != want {
@@ -242,5 +245,36 @@ func TestOrderedEffects(t *testing.T) {
 	}
 	if v := oracle.Check(golden, done(effects("ship {a}", "reserve {a}", "mail {x}")), oracle.Options{}); props(v) != "" {
 		t.Errorf("without ordered tools, order does not matter: %q", props(v))
+	}
+}
+
+// go-cmp aligns slices in a direction it draws once per process; the diff's text must not
+// follow it. Five processes print the diff of a slice with an element inserted at its front:
+// the same text each time.
+func TestDiffIsTheSameInEveryProcess(t *testing.T) {
+	if os.Getenv("CHAOSKIT_DIFF_CHILD") != "" {
+		g, f := done(nil), done(nil)
+		g.State = []string{"b", "c", "d", "b", "c"}
+		f.State = []string{"a", "b", "c", "d", "b", "c", "e"}
+		fmt.Print(oracle.Check(g, f, oracle.Options{}).Diff)
+		return
+	}
+	var first string
+	for i := range 5 {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDiffIsTheSameInEveryProcess$")
+		cmd.Env = append(os.Environ(), "CHAOSKIT_DIFF_CHILD=1")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		text, _, _ := strings.Cut(string(out), "PASS")
+		if i == 0 {
+			first = text
+		} else if text != first {
+			t.Fatalf("process %d printed\n%s\nprocess 0\n%s", i, text, first)
+		}
+	}
+	if !strings.HasPrefix(first, `[0]: -"b" +"a"`) {
+		t.Fatalf("diff:\n%s", first)
 	}
 }
