@@ -521,12 +521,11 @@ func (p *proc) log(r record) error {
 			return err
 		}
 	}
-	added, err := p.st.apply(r)
-	if err != nil {
+	if err := p.st.apply(r); err != nil {
 		return err
 	}
-	if p.a.Variant == MetaDrift {
-		return p.appendMeta(added)
+	if _, m, ok := r.message(); ok && p.a.Variant == MetaDrift {
+		return p.appendMeta([]Meta{m})
 	}
 	return nil
 }
@@ -747,7 +746,7 @@ func (a *Agent) load(fsys afero.Fs) (loaded, error) {
 		if err := json.Unmarshal(e.payload, &r); err != nil {
 			continue // a record whose checksum was not checked, and that does not decode
 		}
-		if _, err := l.st.apply(r); err != nil {
+		if err := l.st.apply(r); err != nil {
 			return l, fmt.Errorf("reference: replaying the log: %w", err)
 		}
 	}
