@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"math/rand/v2"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/chaoskit/chaoskit/harness"
@@ -23,18 +23,35 @@ type Agent struct {
 	Task    Task
 	args    []json.RawMessage // each step's arguments, encoded once
 	tools   []harness.Tool
+	seams
+}
+
+// seams are the places where the agent's behaviour could go wrong. New sets each to the
+// reference's choice, then lets the variant change one.
+type seams struct {
+	// wrapEnv gives a process what it touches outside its memory: its Env, as it is.
+	wrapEnv func(env) env
+}
+
+// referenceSeams returns the reference's choices.
+func referenceSeams() seams {
+	return seams{wrapEnv: func(e env) env { return e }}
 }
 
 // New returns the agent of variant v (Correct for the reference itself) doing task t. It panics
 // on an unknown variant.
 func New(v Variant, t Task) *Agent {
-	if _, ok := v.Info(); !ok {
+	info, ok := v.Info()
+	if !ok {
 		panic(fmt.Sprintf("reference: unknown variant %q", v))
 	}
 	if len(t.Steps) == 0 {
 		panic("reference: a Task needs at least one step")
 	}
-	a := &Agent{Variant: v, Task: t, tools: tools(t.Reject)}
+	a := &Agent{Variant: v, Task: t, tools: tools(t.Reject), seams: referenceSeams()}
+	if info.inject != nil {
+		info.inject(&a.seams)
+	}
 	for _, s := range t.Steps {
 		b, err := json.Marshal(s.Args)
 		if err != nil {
@@ -88,11 +105,31 @@ const (
 	phaseExecutingTools
 )
 
+// env is what the agent uses of its harness.Env: every interaction with the world outside its
+// memory (its disk, the clock, its tools, the model, leases, messages) goes through it.
+type env interface {
+	FS() afero.Fs
+	Now() time.Time
+	Rand() *rand.Rand
+	Attempt() int
+	Mark(label string)
+	Sleep(ctx context.Context, d time.Duration) error
+	WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
+	Go(f func(ctx context.Context))
+	Call(ctx context.Context, c harness.Call) (harness.Reply, error)
+	Model(ctx context.Context, c harness.ModelCall) (string, error)
+	Await(ctx context.Context, topic string) ([]harness.Message, error)
+	Messages(topic string) []harness.Message
+	Acquire(ctx context.Context, name string, ttl time.Duration) (harness.Lease, error)
+	Renew(ctx context.Context, l harness.Lease, ttl time.Duration) (harness.Lease, error)
+	Release(ctx context.Context, l harness.Lease) error
+}
+
 // proc is one process of the agent: what it holds in memory until it is crashed.
 type proc struct {
 	a         *Agent
-	env       *harness.Env
-	fs        afero.Fs
+	env       env
+	fs        afero.Fs // env.FS()
 	st        State
 	wal       afero.File
 	sinceSnap int
@@ -112,17 +149,19 @@ type proc struct {
 // it holds the run's lease; without it, it waits, and takes over once the lease expires. At an
 // asynchronous step or an approval it records that it waits, releases the lease, and waits for
 // the message like any other worker.
-func (a *Agent) Run(ctx context.Context, env *harness.Env) (any, error) {
+func (a *Agent) Run(ctx context.Context, e *harness.Env) (any, error) {
+	env := a.wrapEnv(e)
 	p := &proc{a: a, env: env, fs: env.FS()}
 	defer p.drop()
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		st, err := p.view()
+		l, err := p.read() // the run's state, as a worker without the lease may read it
 		if err != nil {
 			return nil, err
 		}
+		st := l.st
 		if st.over() {
 			return st.result(), nil
 		}
@@ -165,15 +204,6 @@ func (s State) result() Result {
 	return res
 }
 
-// view returns the run's state as a worker without the lease may read it.
-func (p *proc) view() (State, error) {
-	if !p.a.Variant.persists() {
-		return p.st, nil
-	}
-	l, err := p.read()
-	return l.st, err
-}
-
 func (p *proc) acquire(ctx context.Context) error {
 	l, err := p.env.Acquire(ctx, "run-"+p.a.Task.ID, leaseTTL)
 	if err != nil {
@@ -204,10 +234,9 @@ func (p *proc) drop() {
 
 // mark declares progress, which only the lease holder may: it first checks that the lease
 // still stands, renewing it (a heartbeat) if it is older than the heartbeat interval or has run
-// out; a renewal fails if the lease was taken over. The no-heartbeat variant trusts its lease
-// and checks nothing.
+// out; a renewal fails if the lease was taken over.
 func (p *proc) mark(ctx context.Context, label string) error {
-	if now := p.env.Now(); p.a.Variant != NoHeartbeat && (now.Sub(p.renewed) >= heartbeat || !now.Before(p.lease.Expires)) {
+	if now := p.env.Now(); now.Sub(p.renewed) >= heartbeat || !now.Before(p.lease.Expires) {
 		if err := p.renew(ctx); err != nil {
 			return err
 		}
@@ -218,10 +247,8 @@ func (p *proc) mark(ctx context.Context, label string) error {
 
 // work does the run while holding the lease, until it is over, waits, or the lease is lost.
 func (p *proc) work(ctx context.Context) error {
-	if p.a.Variant.persists() {
-		if err := p.recover(); err != nil {
-			return err
-		}
+	if err := p.recover(); err != nil {
+		return err
 	}
 	if p.st.RunID == "" {
 		if err := p.log(record{Type: "start", RunID: "run-" + p.a.Task.ID, Goal: p.a.Task.Goal, Plan: p.a.plan()}); err != nil {
@@ -314,9 +341,7 @@ func (p *proc) turn(ctx context.Context, i int, replan bool) error {
 			call.Key = e.Key // reconcile a pending intent: the same key, so the tool deduplicates
 		}
 	}
-	if v != NoFencing {
-		call.Fence = p.lease.Token
-	}
+	call.Fence = p.lease.Token // a tool rejects the call if a newer holder has acted
 	reply, err := p.act(turn, call)
 	if err != nil {
 		return err
@@ -421,8 +446,7 @@ func (p *proc) think(ctx context.Context, i int) (Message, error) {
 }
 
 // act calls a tool, retrying with the same key what may not have happened: a transient
-// failure, a lost reply, a timeout. A fenced call means the lease was lost. The
-// ambiguous-as-failed variant treats a lost reply or a timeout as a step that did not happen.
+// failure, a lost reply, a timeout. A fenced call means the lease was lost.
 func (p *proc) act(ctx context.Context, call harness.Call) (harness.Reply, error) {
 	for try := 1; ; try++ {
 		tctx, cancel := p.env.WithTimeout(ctx, toolDeadline)
@@ -439,11 +463,7 @@ func (p *proc) act(ctx context.Context, call harness.Call) (harness.Reply, error
 			return reply, errHardIdle
 		case errors.Is(context.Cause(ctx), errLost):
 			return reply, errLost
-		case errors.Is(err, harness.ErrToolAmbiguous), errors.Is(err, context.DeadlineExceeded):
-			if p.a.Variant == AmbiguousAsFailed {
-				return reply, errNotDone
-			}
-		case errors.Is(err, harness.ErrToolTransient):
+		case errors.Is(err, harness.ErrToolTransient), errors.Is(err, harness.ErrToolAmbiguous), errors.Is(err, context.DeadlineExceeded):
 		default:
 			return reply, err
 		}
@@ -469,7 +489,7 @@ func (p *proc) idle() bool {
 
 // watchdog returns the turn's watchdog, a thread that ticks in virtual time: idle past the soft
 // timeout it emits a status, past the hard timeout it cancels the turn; and it renews the lease
-// (the heartbeat), which the no-heartbeat variant never does.
+// (the heartbeat).
 func (p *proc) watchdog(ctx context.Context) func(context.Context) {
 	return func(context.Context) {
 		for p.env.Sleep(ctx, watchTick) == nil {
@@ -485,7 +505,7 @@ func (p *proc) watchdog(ctx context.Context) func(context.Context) {
 					return
 				}
 			}
-			if p.held && p.a.Variant != NoHeartbeat && now.Sub(p.renewed) >= heartbeat {
+			if p.held && now.Sub(p.renewed) >= heartbeat {
 				if p.renew(ctx) != nil {
 					p.cancelTurn(errLost)
 					return
@@ -516,10 +536,8 @@ func (p *proc) finish(ctx context.Context) error {
 // log makes a record durable, then folds it into the state.
 func (p *proc) log(r record) error {
 	r.At = p.env.Now().Unix()
-	if p.a.Variant.persists() {
-		if err := p.write(p.wal, frame(r, p.lease.Token, p.a.Variant != NoChecksum)); err != nil {
-			return err
-		}
+	if err := p.write(p.wal, frame(r, p.lease.Token, p.a.Variant != NoChecksum)); err != nil {
+		return err
 	}
 	if err := p.st.apply(r); err != nil {
 		return err
@@ -530,30 +548,16 @@ func (p *proc) log(r record) error {
 	return nil
 }
 
-// write writes b to f and fsyncs it, as the variant does.
+// write writes b to f and fsyncs it.
 func (p *proc) write(f afero.File, b []byte) error {
-	if _, err := f.Write(b); err != nil && !p.swallowed(err) {
+	if _, err := f.Write(b); err != nil {
 		return err
 	}
-	if p.a.Variant == NoFsync {
-		return nil
-	}
-	if err := f.Sync(); err != nil && !p.swallowed(err) {
-		return err
-	}
-	return nil
-}
-
-// swallowed reports whether the variant ignores err: swallow-enospc ignores a full disk.
-func (p *proc) swallowed(err error) bool {
-	return p.a.Variant == SwallowENOSPC && errors.Is(err, syscall.ENOSPC)
+	return f.Sync()
 }
 
 // syncDir fsyncs a directory, so that the entries created or renamed in it are durable.
 func (p *proc) syncDir(name string) error {
-	if p.a.Variant == NoDirsync {
-		return nil
-	}
 	d, err := p.fs.Open(name)
 	if err != nil {
 		return err
@@ -566,9 +570,6 @@ func (p *proc) syncDir(name string) error {
 // to a new file, makes it durable, and renames it over the old snapshot.
 func (p *proc) snapshot() error {
 	p.sinceSnap = 0
-	if !p.a.Variant.persists() {
-		return nil
-	}
 	fi, err := p.wal.Stat()
 	if err != nil {
 		return err
@@ -760,9 +761,6 @@ func (a *Agent) load(fsys afero.Fs) (loaded, error) {
 // timestamps, which legitimately move with restarts. (Leaving them out, rather than ignoring
 // them with a go-cmp option, lets identical states skip go-cmp.)
 func (a *Agent) State(fsys afero.Fs) (any, error) {
-	if !a.Variant.persists() {
-		return State{}, nil
-	}
 	l, err := a.load(fsys)
 	for i := range l.st.Meta {
 		l.st.Meta[i].At = 0
