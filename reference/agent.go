@@ -1,13 +1,10 @@
 package reference
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"time"
@@ -31,11 +28,14 @@ type Agent struct {
 type seams struct {
 	// wrapEnv gives a process what it touches outside its memory: its Env, as it is.
 	wrapEnv func(env) env
+	// store keeps the run durable: a write-ahead log with a checksum per record, and its
+	// snapshot.
+	store store
 }
 
 // referenceSeams returns the reference's choices.
 func referenceSeams() seams {
-	return seams{wrapEnv: func(e env) env { return e }}
+	return seams{wrapEnv: func(e env) env { return e }, store: logStore{checksums: true}}
 }
 
 // New returns the agent of variant v (Correct for the reference itself) doing task t. It panics
@@ -388,7 +388,7 @@ func (p *proc) commit(ctx context.Context, i int, output string) error {
 		every = 2
 	}
 	if p.sinceSnap++; p.sinceSnap >= every {
-		return p.snapshot()
+		return p.snapshot(false)
 	}
 	return nil
 }
@@ -524,28 +524,16 @@ func (p *proc) finish(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := p.snapshot(); err != nil {
-		return err
-	}
-	if p.a.Variant == MetaDrift {
-		return p.rewriteMeta() // the clean final save rebuilds the metadata file
-	}
-	return nil
+	return p.snapshot(true) // the final save
 }
 
 // log makes a record durable, then folds it into the state.
 func (p *proc) log(r record) error {
 	r.At = p.env.Now().Unix()
-	if err := p.write(p.wal, frame(r, p.lease.Token, p.a.Variant != NoChecksum)); err != nil {
+	if err := p.a.store.append(p, r); err != nil {
 		return err
 	}
-	if err := p.st.apply(r); err != nil {
-		return err
-	}
-	if _, m, ok := r.message(); ok && p.a.Variant == MetaDrift {
-		return p.appendMeta([]Meta{m})
-	}
-	return nil
+	return p.st.apply(r)
 }
 
 // write writes b to f and fsyncs it.
@@ -566,15 +554,10 @@ func (p *proc) syncDir(name string) error {
 	return d.Sync()
 }
 
-// snapshot writes the state, the log offset it covers and the lease token it was written under
-// to a new file, makes it durable, and renames it over the old snapshot.
-func (p *proc) snapshot() error {
+// snapshot saves the state; final marks the save that ends the run.
+func (p *proc) snapshot(final bool) error {
 	p.sinceSnap = 0
-	fi, err := p.wal.Stat()
-	if err != nil {
-		return err
-	}
-	return p.replace(snapPath, encodeSnapshot(p.st, fi.Size(), p.lease.Token))
+	return p.a.store.snapshot(p, final)
 }
 
 // replace atomically replaces the file at path with b, through a temporary file of this
@@ -596,47 +579,6 @@ func (p *proc) replace(path string, b []byte) error {
 		return err
 	}
 	return p.syncDir(dir)
-}
-
-// snapshotHead is how a snapshot starts: a JSON object holding the log offset it covers, the
-// lease token it was written under and the CRC-32C of its state, then the state. It is written
-// and read by hand, so that the state is parsed once.
-const snapshotHead = `{"wal_offset":%d,"tok":%d,"crc":%d,"state":`
-
-func encodeSnapshot(st State, off int64, tok uint64) []byte {
-	state, err := json.Marshal(st)
-	if err != nil {
-		panic(err) // a State holds only encodable values
-	}
-	b := fmt.Appendf(nil, snapshotHead, off, tok, crc32.Checksum(state, castagnoli))
-	return append(append(b, state...), '}')
-}
-
-// snapshot is a decoded snapshot.
-type snapshot struct {
-	st  State
-	off int
-	tok uint64
-}
-
-// decodeSnapshot reads a snapshot; ok is false if it is damaged or (checksum) fails its CRC.
-func decodeSnapshot(b []byte, checksum bool) (s snapshot, ok bool) {
-	var crc uint32
-	var off int64
-	n, err := fmt.Sscanf(string(b[:min(len(b), 96)]), snapshotHead, &off, &s.tok, &crc)
-	if err != nil || n != 3 || b[len(b)-1] != '}' {
-		return s, false
-	}
-	head := len(fmt.Appendf(nil, snapshotHead, off, s.tok, crc))
-	if head > len(b)-1 {
-		return s, false
-	}
-	state := b[head : len(b)-1]
-	if checksum && crc32.Checksum(state, castagnoli) != crc {
-		return s, false
-	}
-	s.off = int(off)
-	return s, json.Unmarshal(state, &s.st) == nil
 }
 
 // recover rebuilds the state from the disk and opens the log for appending, as the new lease
@@ -673,7 +615,7 @@ func (p *proc) recover() error {
 		return fmt.Errorf("reference: %w", err)
 	}
 	if !l.snapshotOK && p.st.RunID != "" {
-		if err := p.snapshot(); err != nil {
+		if err := p.snapshot(false); err != nil {
 			return fmt.Errorf("reference: rebuilding the snapshot: %w", err)
 		}
 	}
@@ -692,7 +634,7 @@ func (p *proc) read() (loaded, error) {
 	if l := p.seen; l != nil && l.stamp == size {
 		return *l, nil
 	}
-	l, err := p.a.load(p.fs)
+	l, err := p.a.store.load(p.fs)
 	l.stamp = size
 	if err == nil {
 		c := l
@@ -701,109 +643,13 @@ func (p *proc) read() (loaded, error) {
 	return l, err
 }
 
-// loaded is what the disk holds, as recovery reads it.
-type loaded struct {
-	stamp      int // the log's size when it was read, -1 if it did not exist
-	st         State
-	good, size int // where the log's sound part ends; its size
-	walExists  bool
-	snapshotOK bool
-}
-
-// load reads the state a restarted process would recover: the snapshot, if it is whole, ends
-// at a record of the log and was written under the newest lease token up to there (not by a
-// zombie), then the records after it.
-func (a *Agent) load(fsys afero.Fs) (loaded, error) {
-	var l loaded
-	b, err := afero.ReadFile(fsys, walPath)
-	switch {
-	case err == nil:
-		l.walExists = true
-	case !errors.Is(err, fs.ErrNotExist):
-		return l, fmt.Errorf("reference: reading the log: %w", err)
-	}
-	l.size = len(b)
-	checksum := a.Variant != NoChecksum
-	entries, good, corrupt := scan(b, checksum)
-	if corrupt {
-		return l, fmt.Errorf("reference: %s: the record at offset %d is damaged and sound records follow it: %w", walPath, good, ErrCorrupt)
-	}
-	l.good = good
-	from := 0
-	if sb, err := afero.ReadFile(fsys, snapPath); err == nil {
-		if s, ok := decodeSnapshot(sb, checksum); ok {
-			var maxTok uint64
-			for i, e := range entries {
-				maxTok = max(maxTok, e.tok)
-				if e.end == s.off && maxTok <= s.tok {
-					l.st, l.snapshotOK, from = s.st, true, i+1
-					break
-				}
-			}
-		}
-	}
-	for _, e := range entries[from:] {
-		var r record
-		if err := json.Unmarshal(e.payload, &r); err != nil {
-			continue // a record whose checksum was not checked, and that does not decode
-		}
-		if err := l.st.apply(r); err != nil {
-			return l, fmt.Errorf("reference: replaying the log: %w", err)
-		}
-	}
-	if a.Variant == MetaDrift {
-		l.st.Meta = readMeta(fsys)
-	}
-	return l, nil
-}
-
 // State reads the state a restarted agent would recover from fsys, less the message
 // timestamps, which legitimately move with restarts. (Leaving them out, rather than ignoring
 // them with a go-cmp option, lets identical states skip go-cmp.)
 func (a *Agent) State(fsys afero.Fs) (any, error) {
-	l, err := a.load(fsys)
+	l, err := a.store.load(fsys)
 	for i := range l.st.Meta {
 		l.st.Meta[i].At = 0
 	}
 	return l.st, err
-}
-
-// ---- the meta-drift variant's append-only metadata file ----
-
-// appendMeta appends metadata lines to the metadata file: append-only, so compaction, which
-// shrinks the transcript, leaves the file behind it.
-func (p *proc) appendMeta(ms []Meta) error {
-	if len(ms) == 0 {
-		return nil
-	}
-	f, err := p.fs.OpenFile(metaPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return p.write(f, encodeMeta(ms))
-}
-
-// rewriteMeta replaces the metadata file with the in-memory metadata.
-func (p *proc) rewriteMeta() error { return p.replace(metaPath, encodeMeta(p.st.Meta)) }
-
-func encodeMeta(ms []Meta) []byte {
-	var b []byte
-	for _, m := range ms {
-		line, _ := json.Marshal(m)
-		b = append(append(b, line...), '\n')
-	}
-	return b
-}
-
-func readMeta(fsys afero.Fs) []Meta {
-	b, _ := afero.ReadFile(fsys, metaPath)
-	var out []Meta
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		var m Meta
-		if len(line) > 0 && json.Unmarshal(line, &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
 }

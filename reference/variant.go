@@ -1,7 +1,9 @@
 package reference
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"syscall"
@@ -89,12 +91,14 @@ var variantTable = []VariantInfo{
 	{
 		Variant:  NoChecksum,
 		Bug:      "trusts log records without checksums, so a flipped bit becomes state",
+		inject:   func(s *seams) { s.store = logStore{checksums: false} },
 		Source:   "durable-execution guide: 6% of resumes needed a human for corrupted checkpoints",
 		CaughtBy: []string{"same-state", "same-result", "no-duplicate-effects", "no-phantom-effects"}, Exposes: []faults.Kind{faults.Corrupt},
 	},
 	{
 		Variant:  MetaDrift,
 		Bug:      "appends message metadata instead of rebuilding it, so after a compaction a resume misattributes it",
+		inject:   func(s *seams) { s.store = metaDrift{s.store} },
 		Source:   "ShanClaw: MessageMeta drift surfaces only on crash recovery",
 		CaughtBy: []string{"same-state"}, Exposes: []faults.Kind{faults.Kill, faults.Power},
 	},
@@ -237,4 +241,61 @@ func (e ambiguousAsFailed) Call(ctx context.Context, c harness.Call) (harness.Re
 		return reply, errNotDone
 	}
 	return reply, err
+}
+
+// metaDrift is a store that also keeps the messages' metadata in a file of its own: appended to
+// as messages come (so a compaction, which shrinks the transcript, leaves the file behind it),
+// rewritten only by the run's final save, and read back instead of the metadata in the log.
+type metaDrift struct{ store }
+
+func (m metaDrift) append(p *proc, r record) error {
+	if err := m.store.append(p, r); err != nil {
+		return err
+	}
+	_, meta, ok := r.message()
+	if !ok {
+		return nil
+	}
+	f, err := p.fs.OpenFile(metaPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return p.write(f, encodeMeta(meta))
+}
+
+func (m metaDrift) snapshot(p *proc, final bool) error {
+	if err := m.store.snapshot(p, final); err != nil || !final {
+		return err
+	}
+	return p.replace(metaPath, encodeMeta(p.st.Meta...))
+}
+
+func (m metaDrift) load(fsys afero.Fs) (loaded, error) {
+	l, err := m.store.load(fsys)
+	if err == nil {
+		l.st.Meta = readMeta(fsys)
+	}
+	return l, err
+}
+
+func encodeMeta(ms ...Meta) []byte {
+	var b []byte
+	for _, m := range ms {
+		line, _ := json.Marshal(m)
+		b = append(append(b, line...), '\n')
+	}
+	return b
+}
+
+func readMeta(fsys afero.Fs) []Meta {
+	b, _ := afero.ReadFile(fsys, metaPath)
+	var out []Meta
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		var m Meta
+		if len(line) > 0 && json.Unmarshal(line, &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
 }
