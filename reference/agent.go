@@ -31,11 +31,24 @@ type seams struct {
 	// store keeps the run durable: a write-ahead log with a checksum per record, and its
 	// snapshot.
 	store store
+	// intentFor says which tool calls need an intent recorded, and an idempotency key, before
+	// they are made: every call that may change something.
+	intentFor func(harness.Contract) bool
+	// key gives the idempotency key of a call of step i: stableKey.
+	key func(p *proc, i int, pending *Entry) string
+	// idle is the set of phases the watchdog counts as idle: only waiting on the model.
+	idle phase
 }
 
 // referenceSeams returns the reference's choices.
 func referenceSeams() seams {
-	return seams{wrapEnv: func(e env) env { return e }, store: logStore{checksums: true}}
+	return seams{
+		wrapEnv:   func(e env) env { return e },
+		store:     logStore{checksums: true},
+		intentFor: func(c harness.Contract) bool { return c != harness.ReadOnly },
+		key:       stableKey,
+		idle:      phaseAwaitingLLM,
+	}
 }
 
 // New returns the agent of variant v (Correct for the reference itself) doing task t. It panics
@@ -97,11 +110,12 @@ var (
 )
 
 // phase is where a turn is blocked, after ShanClaw's phase machine: the watchdog reads it.
-type phase int
+// Phases are bits, so that a set of them is a phase too.
+type phase uint8
 
 const (
-	phaseNone phase = iota
-	phaseAwaitingLLM
+	phaseNone        phase = 0
+	phaseAwaitingLLM phase = 1 << (iota - 1)
 	phaseExecutingTools
 )
 
@@ -306,7 +320,7 @@ func (p *proc) turn(ctx context.Context, i int, replan bool) error {
 	p.cancelTurn, p.softFired = cancel, false
 	p.env.Go(p.watchdog(turn))
 
-	s, v := p.a.Task.Steps[i], p.a.Variant
+	s := p.a.Task.Steps[i]
 	if p.st.Awaiting != "" { // the message this step waited for has come
 		return p.complete(turn, i)
 	}
@@ -323,23 +337,12 @@ func (p *proc) turn(ctx context.Context, i int, replan bool) error {
 		}
 	}
 	call := harness.Call{Tool: s.Tool, Args: p.a.args[i]}
-	if p.a.contract(s.Tool) != harness.ReadOnly && v != ActThenSave {
-		switch e := p.st.entry(i); {
-		case e == nil || e.Status != "pending" || replan:
-			call.Key = p.key(i, p.st.revision(i))
-			if err := p.log(record{Type: "intent", Step: i, Tool: s.Tool, Key: call.Key}); err != nil {
-				return err
-			}
-			if err := p.mark(turn, fmt.Sprintf("step %d %s intent", i, s.Name)); err != nil {
-				return err
-			}
-		case v == UnstableKey:
-			call.Key = p.key(i, 0) // the bug: a new key for the same logical step
-		case v == RetryWithoutKey:
-			call.Key = "" // the bug: the pending step is retried without its key
-		default:
-			call.Key = e.Key // reconcile a pending intent: the same key, so the tool deduplicates
+	if p.a.intentFor(p.a.contract(s.Tool)) {
+		key, err := p.intend(turn, i, replan)
+		if err != nil {
+			return err
 		}
+		call.Key = key
 	}
 	call.Fence = p.lease.Token // a tool rejects the call if a newer holder has acted
 	reply, err := p.act(turn, call)
@@ -393,15 +396,36 @@ func (p *proc) commit(ctx context.Context, i int, output string) error {
 	return nil
 }
 
-// key returns the idempotency key of step i, planned for the rev-th time: stable per logical
-// step, except in the unstable-key variant, which mixes in a number drawn by the process.
-func (p *proc) key(i, rev int) string {
-	k := fmt.Sprintf("%s:%d", p.st.RunID, i)
+// intend returns the idempotency key of step i's call, recording the intent to make the call,
+// durable before it is made. A pending intent, whose call a crash or a lost lease left
+// unanswered, is not recorded again but reconciled: the call is made again under the same key,
+// so the tool applies it once. A step planned again gets a new intent.
+func (p *proc) intend(ctx context.Context, i int, replan bool) (string, error) {
+	if e := p.st.entry(i); e != nil && e.Status == "pending" && !replan {
+		return p.a.key(p, i, e), nil
+	}
+	s, key := p.a.Task.Steps[i], p.a.key(p, i, nil)
+	if err := p.log(record{Type: "intent", Step: i, Tool: s.Tool, Key: key}); err != nil {
+		return "", err
+	}
+	return key, p.mark(ctx, fmt.Sprintf("step %d %s intent", i, s.Name))
+}
+
+// stableKey returns the idempotency key of a call of step i: for a pending intent, the key it
+// was recorded with; for a new one, a key stable per logical step: the run, the step and, for a
+// step planned again, how many times it was planned before.
+func stableKey(p *proc, i int, pending *Entry) string {
+	if pending != nil {
+		return pending.Key
+	}
+	return stepKey(p.st.RunID, i, p.st.revision(i))
+}
+
+// stepKey is the key of step i of a run, planned for the rev-th time.
+func stepKey(run string, i, rev int) string {
+	k := fmt.Sprintf("%s:%d", run, i)
 	if rev > 0 {
 		k += fmt.Sprintf(":r%d", rev)
-	}
-	if p.a.Variant == UnstableKey {
-		k += fmt.Sprintf(":%04x", p.env.Rand().Uint32()&0xffff)
 	}
 	return k
 }
@@ -481,11 +505,8 @@ func (p *proc) enter(ph phase) {
 	p.phase, p.since = ph, p.env.Now()
 }
 
-// idle reports whether the turn is blocked in a phase that counts as idle: only waiting on the
-// model. The idle-tools variant counts tool execution too.
-func (p *proc) idle() bool {
-	return p.phase == phaseAwaitingLLM || p.phase == phaseExecutingTools && p.a.Variant == IdleTools
-}
+// idle reports whether the turn is blocked in a phase that counts as idle.
+func (p *proc) idle() bool { return p.phase&p.a.idle != 0 }
 
 // watchdog returns the turn's watchdog, a thread that ticks in virtual time: idle past the soft
 // timeout it emits a status, past the hard timeout it cancels the turn; and it renews the lease

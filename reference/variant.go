@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 	"time"
@@ -65,12 +66,14 @@ var variantTable = []VariantInfo{
 	{
 		Variant:  ActThenSave,
 		Bug:      "checkpoints after acting and records no intent, so a crash in between repeats the act",
+		inject:   func(s *seams) { s.intentFor = func(harness.Contract) bool { return false } },
 		Source:   "dojo: the 2am duplicate comment; Burr: the dying step replays",
 		CaughtBy: []string{"no-duplicate-effects"}, Exposes: []faults.Kind{faults.Kill, faults.Power},
 	},
 	{
 		Variant:  UnstableKey,
 		Bug:      "makes a new idempotency key when it retries a pending step",
+		inject:   func(s *seams) { s.key = unstableKey },
 		Source:   "durable-execution guide: keys that change on resume duplicate every side effect",
 		CaughtBy: []string{"no-duplicate-effects"}, Exposes: []faults.Kind{faults.Kill, faults.Power},
 	},
@@ -126,6 +129,7 @@ var variantTable = []VariantInfo{
 	{
 		Variant:  RetryWithoutKey,
 		Bug:      "retries a pending step without its idempotency key",
+		inject:   func(s *seams) { s.key = keylessRetry },
 		Source:   "durable-execution guide: blind retry on resume",
 		CaughtBy: []string{"no-duplicate-effects"}, Exposes: []faults.Kind{faults.Kill, faults.ToolAmbiguous},
 	},
@@ -139,6 +143,7 @@ var variantTable = []VariantInfo{
 	{
 		Variant:  IdleTools,
 		Bug:      "its watchdog counts tool execution as idle, so it cuts a slow tool call short and plans the step again",
+		inject:   func(s *seams) { s.idle |= phaseExecutingTools },
 		Source:   "ShanClaw: only waiting on the model counts as idle",
 		CaughtBy: []string{"no-duplicate-effects"}, Exposes: []faults.Kind{faults.ToolTimeout},
 	},
@@ -155,6 +160,24 @@ func (v Variant) Info() (info VariantInfo, ok bool) {
 		}
 	}
 	return VariantInfo{}, false
+}
+
+// unstableKey draws a number into every key, and makes a pending intent's key anew rather than
+// take the one it was recorded with.
+func unstableKey(p *proc, i int, pending *Entry) string {
+	k := stepKey(p.st.RunID, i, 0)
+	if pending == nil {
+		k = stableKey(p, i, nil)
+	}
+	return k + fmt.Sprintf(":%04x", p.env.Rand().Uint32()&0xffff)
+}
+
+// keylessRetry makes a pending intent's call again without a key.
+func keylessRetry(p *proc, i int, pending *Entry) string {
+	if pending != nil {
+		return ""
+	}
+	return stableKey(p, i, nil)
 }
 
 // withFS is an Env whose filesystem is fs.
