@@ -26,7 +26,8 @@ type Agent struct {
 // seams are the places where the agent's behaviour could go wrong. New sets each to the
 // reference's choice, then lets the variant change one.
 type seams struct {
-	// wrapEnv gives a process what it touches outside its memory: its Env, as it is.
+	// wrapEnv gives a process what it touches outside its memory (its disk, its tools, its
+	// lease): its Env, as it is.
 	wrapEnv func(env) env
 	// store keeps the run durable: a write-ahead log with a checksum per record, and its
 	// snapshot.
@@ -34,7 +35,8 @@ type seams struct {
 	// intentFor says which tool calls need an intent recorded, and an idempotency key, before
 	// they are made: every call that may change something.
 	intentFor func(harness.Contract) bool
-	// key gives the idempotency key of a call of step i: stableKey.
+	// key gives the idempotency key of step i's call: pending is the step's pending intent when
+	// the call reconciles it, nil for a new intent. The reference's is stableKey.
 	key func(p *proc, i int, pending *Entry) string
 	// idle is the set of phases the watchdog counts as idle: only waiting on the model.
 	idle phase
@@ -101,12 +103,13 @@ func (a *Agent) contract(tool string) harness.Contract {
 // may have forgotten) or drop it silently.
 var ErrCorrupt = errors.New("the log is corrupt")
 
-// The ways a session of work ends short of the end of the run.
+// The ways a session of work, or a turn, ends short of the end of the run.
 var (
 	errLost     = errors.New("reference: lost the run's lease")
 	errWaiting  = errors.New("reference: waiting for a message")
 	errHardIdle = errors.New("reference: watchdog: no answer within the hard idle timeout")
-	errNotDone  = errors.New("reference: the step did not happen")
+	// errNotDone says a tool call certainly did not happen: the step is planned again.
+	errNotDone = errors.New("reference: the step did not happen")
 )
 
 // phase is where a turn is blocked, after ShanClaw's phase machine: the watchdog reads it.
@@ -536,6 +539,7 @@ func (p *proc) watchdog(ctx context.Context) func(context.Context) {
 	}
 }
 
+// finish records that the run is done, if it is not over yet, and makes the final save.
 func (p *proc) finish(ctx context.Context) error {
 	if p.st.Phase == Running {
 		if err := p.log(record{Type: "done"}); err != nil {

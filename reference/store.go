@@ -10,7 +10,8 @@ import (
 	"github.com/spf13/afero"
 )
 
-// store is how a process keeps the run durable.
+// store is how a process keeps the run durable. Its methods act for process p: on the log p
+// opened as the lease holder (recover), under p's lease token.
 type store interface {
 	// append makes record r durable, before anything else happens.
 	append(p *proc, r record) error
@@ -46,7 +47,7 @@ func (logStore) snapshot(p *proc, _ bool) error {
 type loaded struct {
 	stamp      int // the log's size when it was read, -1 if it did not exist
 	st         State
-	good, size int // where the log's sound part ends; its size
+	good       int // where the log's sound part ends
 	walExists  bool
 	snapshotOK bool
 }
@@ -63,7 +64,6 @@ func (s logStore) load(fsys afero.Fs) (loaded, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return l, fmt.Errorf("reference: reading the log: %w", err)
 	}
-	l.size = len(b)
 	entries, good, corrupt := scan(b, s.checksums)
 	if corrupt {
 		return l, fmt.Errorf("reference: %s: the record at offset %d is damaged and sound records follow it: %w", walPath, good, ErrCorrupt)

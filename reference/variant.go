@@ -162,6 +162,17 @@ func (v Variant) Info() (info VariantInfo, ok bool) {
 	return VariantInfo{}, false
 }
 
+// The wrappers and policies the table's variants inject, in the table's order.
+
+// withFS is an Env whose filesystem is fs. in-memory's is a MemMapFs of the process's own, which
+// dies with it.
+type withFS struct {
+	env
+	fs afero.Fs
+}
+
+func (e withFS) FS() afero.Fs { return e.fs }
+
 // unstableKey draws a number into every key, and makes a pending intent's key anew rather than
 // take the one it was recorded with.
 func unstableKey(p *proc, i int, pending *Entry) string {
@@ -172,23 +183,8 @@ func unstableKey(p *proc, i int, pending *Entry) string {
 	return k + fmt.Sprintf(":%04x", p.env.Rand().Uint32()&0xffff)
 }
 
-// keylessRetry makes a pending intent's call again without a key.
-func keylessRetry(p *proc, i int, pending *Entry) string {
-	if pending != nil {
-		return ""
-	}
-	return stableKey(p, i, nil)
-}
-
-// withFS is an Env whose filesystem is fs.
-type withFS struct {
-	env
-	fs afero.Fs
-}
-
-func (e withFS) FS() afero.Fs { return e.fs }
-
-// onFiles returns an Env wrapper that wraps each file the agent opens.
+// onFiles returns an Env wrapper that wraps each file the agent opens: no-fsync, no-dirsync and
+// swallow-enospc change what a file's Sync or Write does.
 func onFiles(wrap func(afero.File) afero.File) func(env) env {
 	return func(e env) env { return withFS{e, fileFS{e.FS(), wrap}} }
 }
@@ -228,44 +224,6 @@ type unsynced struct{ afero.File }
 
 func (unsynced) Sync() error { return nil }
 
-// swallowENOSPC is a file on which a write that fails for a full disk succeeds.
-type swallowENOSPC struct{ afero.File }
-
-func (f swallowENOSPC) Write(b []byte) (int, error) {
-	n, err := f.File.Write(b)
-	if errors.Is(err, syscall.ENOSPC) {
-		return len(b), nil
-	}
-	return n, err
-}
-
-// noFencing is an Env whose tool calls carry no fencing token.
-type noFencing struct{ env }
-
-func (e noFencing) Call(ctx context.Context, c harness.Call) (harness.Reply, error) {
-	c.Fence = 0
-	return e.env.Call(ctx, c)
-}
-
-// noHeartbeat is an Env on which renewing a lease does nothing.
-type noHeartbeat struct{ env }
-
-func (noHeartbeat) Renew(_ context.Context, l harness.Lease, _ time.Duration) (harness.Lease, error) {
-	return l, nil
-}
-
-// ambiguousAsFailed is an Env whose tool calls report a lost reply or a timeout as a call that
-// did not happen.
-type ambiguousAsFailed struct{ env }
-
-func (e ambiguousAsFailed) Call(ctx context.Context, c harness.Call) (harness.Reply, error) {
-	reply, err := e.env.Call(ctx, c)
-	if errors.Is(err, harness.ErrToolAmbiguous) || errors.Is(err, context.DeadlineExceeded) {
-		return reply, errNotDone
-	}
-	return reply, err
-}
-
 // metaDrift is a store that also keeps the messages' metadata in a file of its own: appended to
 // as messages come (so a compaction, which shrinks the transcript, leaves the file behind it),
 // rewritten only by the run's final save, and read back instead of the metadata in the log.
@@ -302,6 +260,7 @@ func (m metaDrift) load(fsys afero.Fs) (loaded, error) {
 	return l, err
 }
 
+// encodeMeta encodes metadata as lines of JSON.
 func encodeMeta(ms ...Meta) []byte {
 	var b []byte
 	for _, m := range ms {
@@ -311,6 +270,7 @@ func encodeMeta(ms ...Meta) []byte {
 	return b
 }
 
+// readMeta reads the metadata file, skipping lines that do not decode.
 func readMeta(fsys afero.Fs) []Meta {
 	b, _ := afero.ReadFile(fsys, metaPath)
 	var out []Meta
@@ -321,4 +281,50 @@ func readMeta(fsys afero.Fs) []Meta {
 		}
 	}
 	return out
+}
+
+// swallowENOSPC is a file on which a write that fails for a full disk succeeds.
+type swallowENOSPC struct{ afero.File }
+
+func (f swallowENOSPC) Write(b []byte) (int, error) {
+	n, err := f.File.Write(b)
+	if errors.Is(err, syscall.ENOSPC) {
+		return len(b), nil
+	}
+	return n, err
+}
+
+// noFencing is an Env whose tool calls carry no fencing token.
+type noFencing struct{ env }
+
+func (e noFencing) Call(ctx context.Context, c harness.Call) (harness.Reply, error) {
+	c.Fence = 0
+	return e.env.Call(ctx, c)
+}
+
+// noHeartbeat is an Env on which renewing a lease does nothing.
+type noHeartbeat struct{ env }
+
+func (noHeartbeat) Renew(_ context.Context, l harness.Lease, _ time.Duration) (harness.Lease, error) {
+	return l, nil
+}
+
+// keylessRetry makes a pending intent's call again without a key.
+func keylessRetry(p *proc, i int, pending *Entry) string {
+	if pending != nil {
+		return ""
+	}
+	return stableKey(p, i, nil)
+}
+
+// ambiguousAsFailed is an Env whose tool calls report a lost reply or a timeout as a call that
+// did not happen.
+type ambiguousAsFailed struct{ env }
+
+func (e ambiguousAsFailed) Call(ctx context.Context, c harness.Call) (harness.Reply, error) {
+	reply, err := e.env.Call(ctx, c)
+	if errors.Is(err, harness.ErrToolAmbiguous) || errors.Is(err, context.DeadlineExceeded) {
+		return reply, errNotDone
+	}
+	return reply, err
 }
