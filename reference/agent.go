@@ -1,15 +1,12 @@
 package reference
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
-	"io/fs"
+	"math/rand/v2"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/chaoskit/chaoskit/harness"
@@ -23,18 +20,53 @@ type Agent struct {
 	Task    Task
 	args    []json.RawMessage // each step's arguments, encoded once
 	tools   []harness.Tool
+	seams
+}
+
+// seams are the places where the agent's behaviour could go wrong. New sets each to the
+// reference's choice, then lets the variant change one.
+type seams struct {
+	// wrapEnv gives a process what it touches outside its memory (its disk, its tools, its
+	// lease): its Env, as it is.
+	wrapEnv func(env) env
+	// store keeps the run durable: a write-ahead log with a checksum per record, and its
+	// snapshot.
+	store store
+	// intentFor says which tool calls need an intent recorded, and an idempotency key, before
+	// they are made: every call that may change something.
+	intentFor func(harness.Contract) bool
+	// key gives the idempotency key of step i's call: pending is the step's pending intent when
+	// the call reconciles it, nil for a new intent. The reference's is stableKey.
+	key func(p *proc, i int, pending *Entry) string
+	// idle is the set of phases the watchdog counts as idle: only waiting on the model.
+	idle phase
+}
+
+// referenceSeams returns the reference's choices.
+func referenceSeams() seams {
+	return seams{
+		wrapEnv:   func(e env) env { return e },
+		store:     logStore{checksums: true},
+		intentFor: func(c harness.Contract) bool { return c != harness.ReadOnly },
+		key:       stableKey,
+		idle:      phaseAwaitingLLM,
+	}
 }
 
 // New returns the agent of variant v (Correct for the reference itself) doing task t. It panics
 // on an unknown variant.
 func New(v Variant, t Task) *Agent {
-	if _, ok := v.Info(); !ok {
+	info, ok := v.Info()
+	if !ok {
 		panic(fmt.Sprintf("reference: unknown variant %q", v))
 	}
 	if len(t.Steps) == 0 {
 		panic("reference: a Task needs at least one step")
 	}
-	a := &Agent{Variant: v, Task: t, tools: tools(t.Reject)}
+	a := &Agent{Variant: v, Task: t, tools: tools(t.Reject), seams: referenceSeams()}
+	if info.inject != nil {
+		info.inject(&a.seams)
+	}
 	for _, s := range t.Steps {
 		b, err := json.Marshal(s.Args)
 		if err != nil {
@@ -71,28 +103,50 @@ func (a *Agent) contract(tool string) harness.Contract {
 // may have forgotten) or drop it silently.
 var ErrCorrupt = errors.New("the log is corrupt")
 
-// The ways a session of work ends short of the end of the run.
+// The ways a session of work, or a turn, ends short of the end of the run.
 var (
 	errLost     = errors.New("reference: lost the run's lease")
 	errWaiting  = errors.New("reference: waiting for a message")
 	errHardIdle = errors.New("reference: watchdog: no answer within the hard idle timeout")
-	errNotDone  = errors.New("reference: the step did not happen")
+	// errNotDone says a tool call certainly did not happen: the step is planned again.
+	errNotDone = errors.New("reference: the step did not happen")
 )
 
 // phase is where a turn is blocked, after ShanClaw's phase machine: the watchdog reads it.
-type phase int
+// Phases are bits, so that a set of them is a phase too.
+type phase uint8
 
 const (
-	phaseNone phase = iota
-	phaseAwaitingLLM
+	phaseNone        phase = 0
+	phaseAwaitingLLM phase = 1 << (iota - 1)
 	phaseExecutingTools
 )
+
+// env is what the agent uses of its harness.Env: every interaction with the world outside its
+// memory (its disk, the clock, its tools, the model, leases, messages) goes through it.
+type env interface {
+	FS() afero.Fs
+	Now() time.Time
+	Rand() *rand.Rand
+	Attempt() int
+	Mark(label string)
+	Sleep(ctx context.Context, d time.Duration) error
+	WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
+	Go(f func(ctx context.Context))
+	Call(ctx context.Context, c harness.Call) (harness.Reply, error)
+	Model(ctx context.Context, c harness.ModelCall) (string, error)
+	Await(ctx context.Context, topic string) ([]harness.Message, error)
+	Messages(topic string) []harness.Message
+	Acquire(ctx context.Context, name string, ttl time.Duration) (harness.Lease, error)
+	Renew(ctx context.Context, l harness.Lease, ttl time.Duration) (harness.Lease, error)
+	Release(ctx context.Context, l harness.Lease) error
+}
 
 // proc is one process of the agent: what it holds in memory until it is crashed.
 type proc struct {
 	a         *Agent
-	env       *harness.Env
-	fs        afero.Fs
+	env       env
+	fs        afero.Fs // env.FS()
 	st        State
 	wal       afero.File
 	sinceSnap int
@@ -112,17 +166,19 @@ type proc struct {
 // it holds the run's lease; without it, it waits, and takes over once the lease expires. At an
 // asynchronous step or an approval it records that it waits, releases the lease, and waits for
 // the message like any other worker.
-func (a *Agent) Run(ctx context.Context, env *harness.Env) (any, error) {
+func (a *Agent) Run(ctx context.Context, e *harness.Env) (any, error) {
+	env := a.wrapEnv(e)
 	p := &proc{a: a, env: env, fs: env.FS()}
 	defer p.drop()
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		st, err := p.view()
+		l, err := p.read() // the run's state, as a worker without the lease may read it
 		if err != nil {
 			return nil, err
 		}
+		st := l.st
 		if st.over() {
 			return st.result(), nil
 		}
@@ -165,15 +221,6 @@ func (s State) result() Result {
 	return res
 }
 
-// view returns the run's state as a worker without the lease may read it.
-func (p *proc) view() (State, error) {
-	if !p.a.Variant.persists() {
-		return p.st, nil
-	}
-	l, err := p.read()
-	return l.st, err
-}
-
 func (p *proc) acquire(ctx context.Context) error {
 	l, err := p.env.Acquire(ctx, "run-"+p.a.Task.ID, leaseTTL)
 	if err != nil {
@@ -204,10 +251,9 @@ func (p *proc) drop() {
 
 // mark declares progress, which only the lease holder may: it first checks that the lease
 // still stands, renewing it (a heartbeat) if it is older than the heartbeat interval or has run
-// out; a renewal fails if the lease was taken over. The no-heartbeat variant trusts its lease
-// and checks nothing.
+// out; a renewal fails if the lease was taken over.
 func (p *proc) mark(ctx context.Context, label string) error {
-	if now := p.env.Now(); p.a.Variant != NoHeartbeat && (now.Sub(p.renewed) >= heartbeat || !now.Before(p.lease.Expires)) {
+	if now := p.env.Now(); now.Sub(p.renewed) >= heartbeat || !now.Before(p.lease.Expires) {
 		if err := p.renew(ctx); err != nil {
 			return err
 		}
@@ -218,10 +264,8 @@ func (p *proc) mark(ctx context.Context, label string) error {
 
 // work does the run while holding the lease, until it is over, waits, or the lease is lost.
 func (p *proc) work(ctx context.Context) error {
-	if p.a.Variant.persists() {
-		if err := p.recover(); err != nil {
-			return err
-		}
+	if err := p.recover(); err != nil {
+		return err
 	}
 	if p.st.RunID == "" {
 		if err := p.log(record{Type: "start", RunID: "run-" + p.a.Task.ID, Goal: p.a.Task.Goal, Plan: p.a.plan()}); err != nil {
@@ -279,7 +323,7 @@ func (p *proc) turn(ctx context.Context, i int, replan bool) error {
 	p.cancelTurn, p.softFired = cancel, false
 	p.env.Go(p.watchdog(turn))
 
-	s, v := p.a.Task.Steps[i], p.a.Variant
+	s := p.a.Task.Steps[i]
 	if p.st.Awaiting != "" { // the message this step waited for has come
 		return p.complete(turn, i)
 	}
@@ -296,27 +340,14 @@ func (p *proc) turn(ctx context.Context, i int, replan bool) error {
 		}
 	}
 	call := harness.Call{Tool: s.Tool, Args: p.a.args[i]}
-	if p.a.contract(s.Tool) != harness.ReadOnly && v != ActThenSave {
-		switch e := p.st.entry(i); {
-		case e == nil || e.Status != "pending" || replan:
-			call.Key = p.key(i, p.st.revision(i))
-			if err := p.log(record{Type: "intent", Step: i, Tool: s.Tool, Key: call.Key}); err != nil {
-				return err
-			}
-			if err := p.mark(turn, fmt.Sprintf("step %d %s intent", i, s.Name)); err != nil {
-				return err
-			}
-		case v == UnstableKey:
-			call.Key = p.key(i, 0) // the bug: a new key for the same logical step
-		case v == RetryWithoutKey:
-			call.Key = "" // the bug: the pending step is retried without its key
-		default:
-			call.Key = e.Key // reconcile a pending intent: the same key, so the tool deduplicates
+	if p.a.intentFor(p.a.contract(s.Tool)) {
+		key, err := p.intend(turn, i, replan)
+		if err != nil {
+			return err
 		}
+		call.Key = key
 	}
-	if v != NoFencing {
-		call.Fence = p.lease.Token
-	}
+	call.Fence = p.lease.Token // a tool rejects the call if a newer holder has acted
 	reply, err := p.act(turn, call)
 	if err != nil {
 		return err
@@ -363,20 +394,41 @@ func (p *proc) commit(ctx context.Context, i int, output string) error {
 		every = 2
 	}
 	if p.sinceSnap++; p.sinceSnap >= every {
-		return p.snapshot()
+		return p.snapshot(false)
 	}
 	return nil
 }
 
-// key returns the idempotency key of step i, planned for the rev-th time: stable per logical
-// step, except in the unstable-key variant, which mixes in a number drawn by the process.
-func (p *proc) key(i, rev int) string {
-	k := fmt.Sprintf("%s:%d", p.st.RunID, i)
+// intend returns the idempotency key of step i's call, recording the intent to make the call,
+// durable before it is made. A pending intent, whose call a crash or a lost lease left
+// unanswered, is not recorded again but reconciled: the call is made again under the same key,
+// so the tool applies it once. A step planned again gets a new intent.
+func (p *proc) intend(ctx context.Context, i int, replan bool) (string, error) {
+	if e := p.st.entry(i); e != nil && e.Status == "pending" && !replan {
+		return p.a.key(p, i, e), nil
+	}
+	s, key := p.a.Task.Steps[i], p.a.key(p, i, nil)
+	if err := p.log(record{Type: "intent", Step: i, Tool: s.Tool, Key: key}); err != nil {
+		return "", err
+	}
+	return key, p.mark(ctx, fmt.Sprintf("step %d %s intent", i, s.Name))
+}
+
+// stableKey returns the idempotency key of a call of step i: for a pending intent, the key it
+// was recorded with; for a new one, a key stable per logical step: the run, the step and, for a
+// step planned again, how many times it was planned before.
+func stableKey(p *proc, i int, pending *Entry) string {
+	if pending != nil {
+		return pending.Key
+	}
+	return stepKey(p.st.RunID, i, p.st.revision(i))
+}
+
+// stepKey is the key of step i of a run, planned for the rev-th time.
+func stepKey(run string, i, rev int) string {
+	k := fmt.Sprintf("%s:%d", run, i)
 	if rev > 0 {
 		k += fmt.Sprintf(":r%d", rev)
-	}
-	if p.a.Variant == UnstableKey {
-		k += fmt.Sprintf(":%04x", p.env.Rand().Uint32()&0xffff)
 	}
 	return k
 }
@@ -421,8 +473,7 @@ func (p *proc) think(ctx context.Context, i int) (Message, error) {
 }
 
 // act calls a tool, retrying with the same key what may not have happened: a transient
-// failure, a lost reply, a timeout. A fenced call means the lease was lost. The
-// ambiguous-as-failed variant treats a lost reply or a timeout as a step that did not happen.
+// failure, a lost reply, a timeout. A fenced call means the lease was lost.
 func (p *proc) act(ctx context.Context, call harness.Call) (harness.Reply, error) {
 	for try := 1; ; try++ {
 		tctx, cancel := p.env.WithTimeout(ctx, toolDeadline)
@@ -439,11 +490,7 @@ func (p *proc) act(ctx context.Context, call harness.Call) (harness.Reply, error
 			return reply, errHardIdle
 		case errors.Is(context.Cause(ctx), errLost):
 			return reply, errLost
-		case errors.Is(err, harness.ErrToolAmbiguous), errors.Is(err, context.DeadlineExceeded):
-			if p.a.Variant == AmbiguousAsFailed {
-				return reply, errNotDone
-			}
-		case errors.Is(err, harness.ErrToolTransient):
+		case errors.Is(err, harness.ErrToolTransient), errors.Is(err, harness.ErrToolAmbiguous), errors.Is(err, context.DeadlineExceeded):
 		default:
 			return reply, err
 		}
@@ -461,15 +508,12 @@ func (p *proc) enter(ph phase) {
 	p.phase, p.since = ph, p.env.Now()
 }
 
-// idle reports whether the turn is blocked in a phase that counts as idle: only waiting on the
-// model. The idle-tools variant counts tool execution too.
-func (p *proc) idle() bool {
-	return p.phase == phaseAwaitingLLM || p.phase == phaseExecutingTools && p.a.Variant == IdleTools
-}
+// idle reports whether the turn is blocked in a phase that counts as idle.
+func (p *proc) idle() bool { return p.phase&p.a.idle != 0 }
 
 // watchdog returns the turn's watchdog, a thread that ticks in virtual time: idle past the soft
 // timeout it emits a status, past the hard timeout it cancels the turn; and it renews the lease
-// (the heartbeat), which the no-heartbeat variant never does.
+// (the heartbeat).
 func (p *proc) watchdog(ctx context.Context) func(context.Context) {
 	return func(context.Context) {
 		for p.env.Sleep(ctx, watchTick) == nil {
@@ -485,7 +529,7 @@ func (p *proc) watchdog(ctx context.Context) func(context.Context) {
 					return
 				}
 			}
-			if p.held && p.a.Variant != NoHeartbeat && now.Sub(p.renewed) >= heartbeat {
+			if p.held && now.Sub(p.renewed) >= heartbeat {
 				if p.renew(ctx) != nil {
 					p.cancelTurn(errLost)
 					return
@@ -495,6 +539,7 @@ func (p *proc) watchdog(ctx context.Context) func(context.Context) {
 	}
 }
 
+// finish records that the run is done, if it is not over yet, and makes the final save.
 func (p *proc) finish(ctx context.Context) error {
 	if p.st.Phase == Running {
 		if err := p.log(record{Type: "done"}); err != nil {
@@ -504,57 +549,28 @@ func (p *proc) finish(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := p.snapshot(); err != nil {
-		return err
-	}
-	if p.a.Variant == MetaDrift {
-		return p.rewriteMeta() // the clean final save rebuilds the metadata file
-	}
-	return nil
+	return p.snapshot(true) // the final save
 }
 
 // log makes a record durable, then folds it into the state.
 func (p *proc) log(r record) error {
 	r.At = p.env.Now().Unix()
-	if p.a.Variant.persists() {
-		if err := p.write(p.wal, frame(r, p.lease.Token, p.a.Variant != NoChecksum)); err != nil {
-			return err
-		}
-	}
-	added, err := p.st.apply(r)
-	if err != nil {
+	if err := p.a.store.append(p, r); err != nil {
 		return err
 	}
-	if p.a.Variant == MetaDrift {
-		return p.appendMeta(added)
-	}
-	return nil
+	return p.st.apply(r)
 }
 
-// write writes b to f and fsyncs it, as the variant does.
+// write writes b to f and fsyncs it.
 func (p *proc) write(f afero.File, b []byte) error {
-	if _, err := f.Write(b); err != nil && !p.swallowed(err) {
+	if _, err := f.Write(b); err != nil {
 		return err
 	}
-	if p.a.Variant == NoFsync {
-		return nil
-	}
-	if err := f.Sync(); err != nil && !p.swallowed(err) {
-		return err
-	}
-	return nil
-}
-
-// swallowed reports whether the variant ignores err: swallow-enospc ignores a full disk.
-func (p *proc) swallowed(err error) bool {
-	return p.a.Variant == SwallowENOSPC && errors.Is(err, syscall.ENOSPC)
+	return f.Sync()
 }
 
 // syncDir fsyncs a directory, so that the entries created or renamed in it are durable.
 func (p *proc) syncDir(name string) error {
-	if p.a.Variant == NoDirsync {
-		return nil
-	}
 	d, err := p.fs.Open(name)
 	if err != nil {
 		return err
@@ -563,18 +579,10 @@ func (p *proc) syncDir(name string) error {
 	return d.Sync()
 }
 
-// snapshot writes the state, the log offset it covers and the lease token it was written under
-// to a new file, makes it durable, and renames it over the old snapshot.
-func (p *proc) snapshot() error {
+// snapshot saves the state; final marks the save that ends the run.
+func (p *proc) snapshot(final bool) error {
 	p.sinceSnap = 0
-	if !p.a.Variant.persists() {
-		return nil
-	}
-	fi, err := p.wal.Stat()
-	if err != nil {
-		return err
-	}
-	return p.replace(snapPath, encodeSnapshot(p.st, fi.Size(), p.lease.Token))
+	return p.a.store.snapshot(p, final)
 }
 
 // replace atomically replaces the file at path with b, through a temporary file of this
@@ -596,47 +604,6 @@ func (p *proc) replace(path string, b []byte) error {
 		return err
 	}
 	return p.syncDir(dir)
-}
-
-// snapshotHead is how a snapshot starts: a JSON object holding the log offset it covers, the
-// lease token it was written under and the CRC-32C of its state, then the state. It is written
-// and read by hand, so that the state is parsed once.
-const snapshotHead = `{"wal_offset":%d,"tok":%d,"crc":%d,"state":`
-
-func encodeSnapshot(st State, off int64, tok uint64) []byte {
-	state, err := json.Marshal(st)
-	if err != nil {
-		panic(err) // a State holds only encodable values
-	}
-	b := fmt.Appendf(nil, snapshotHead, off, tok, crc32.Checksum(state, castagnoli))
-	return append(append(b, state...), '}')
-}
-
-// snapshot is a decoded snapshot.
-type snapshot struct {
-	st  State
-	off int
-	tok uint64
-}
-
-// decodeSnapshot reads a snapshot; ok is false if it is damaged or (checksum) fails its CRC.
-func decodeSnapshot(b []byte, checksum bool) (s snapshot, ok bool) {
-	var crc uint32
-	var off int64
-	n, err := fmt.Sscanf(string(b[:min(len(b), 96)]), snapshotHead, &off, &s.tok, &crc)
-	if err != nil || n != 3 || b[len(b)-1] != '}' {
-		return s, false
-	}
-	head := len(fmt.Appendf(nil, snapshotHead, off, s.tok, crc))
-	if head > len(b)-1 {
-		return s, false
-	}
-	state := b[head : len(b)-1]
-	if checksum && crc32.Checksum(state, castagnoli) != crc {
-		return s, false
-	}
-	s.off = int(off)
-	return s, json.Unmarshal(state, &s.st) == nil
 }
 
 // recover rebuilds the state from the disk and opens the log for appending, as the new lease
@@ -673,7 +640,7 @@ func (p *proc) recover() error {
 		return fmt.Errorf("reference: %w", err)
 	}
 	if !l.snapshotOK && p.st.RunID != "" {
-		if err := p.snapshot(); err != nil {
+		if err := p.snapshot(false); err != nil {
 			return fmt.Errorf("reference: rebuilding the snapshot: %w", err)
 		}
 	}
@@ -692,7 +659,7 @@ func (p *proc) read() (loaded, error) {
 	if l := p.seen; l != nil && l.stamp == size {
 		return *l, nil
 	}
-	l, err := p.a.load(p.fs)
+	l, err := p.a.store.load(p.fs)
 	l.stamp = size
 	if err == nil {
 		c := l
@@ -701,112 +668,13 @@ func (p *proc) read() (loaded, error) {
 	return l, err
 }
 
-// loaded is what the disk holds, as recovery reads it.
-type loaded struct {
-	stamp      int // the log's size when it was read, -1 if it did not exist
-	st         State
-	good, size int // where the log's sound part ends; its size
-	walExists  bool
-	snapshotOK bool
-}
-
-// load reads the state a restarted process would recover: the snapshot, if it is whole, ends
-// at a record of the log and was written under the newest lease token up to there (not by a
-// zombie), then the records after it.
-func (a *Agent) load(fsys afero.Fs) (loaded, error) {
-	var l loaded
-	b, err := afero.ReadFile(fsys, walPath)
-	switch {
-	case err == nil:
-		l.walExists = true
-	case !errors.Is(err, fs.ErrNotExist):
-		return l, fmt.Errorf("reference: reading the log: %w", err)
-	}
-	l.size = len(b)
-	checksum := a.Variant != NoChecksum
-	entries, good, corrupt := scan(b, checksum)
-	if corrupt {
-		return l, fmt.Errorf("reference: %s: the record at offset %d is damaged and sound records follow it: %w", walPath, good, ErrCorrupt)
-	}
-	l.good = good
-	from := 0
-	if sb, err := afero.ReadFile(fsys, snapPath); err == nil {
-		if s, ok := decodeSnapshot(sb, checksum); ok {
-			var maxTok uint64
-			for i, e := range entries {
-				maxTok = max(maxTok, e.tok)
-				if e.end == s.off && maxTok <= s.tok {
-					l.st, l.snapshotOK, from = s.st, true, i+1
-					break
-				}
-			}
-		}
-	}
-	for _, e := range entries[from:] {
-		var r record
-		if err := json.Unmarshal(e.payload, &r); err != nil {
-			continue // a record whose checksum was not checked, and that does not decode
-		}
-		if _, err := l.st.apply(r); err != nil {
-			return l, fmt.Errorf("reference: replaying the log: %w", err)
-		}
-	}
-	if a.Variant == MetaDrift {
-		l.st.Meta = readMeta(fsys)
-	}
-	return l, nil
-}
-
 // State reads the state a restarted agent would recover from fsys, less the message
 // timestamps, which legitimately move with restarts. (Leaving them out, rather than ignoring
 // them with a go-cmp option, lets identical states skip go-cmp.)
 func (a *Agent) State(fsys afero.Fs) (any, error) {
-	if !a.Variant.persists() {
-		return State{}, nil
-	}
-	l, err := a.load(fsys)
+	l, err := a.store.load(fsys)
 	for i := range l.st.Meta {
 		l.st.Meta[i].At = 0
 	}
 	return l.st, err
-}
-
-// ---- the meta-drift variant's append-only metadata file ----
-
-// appendMeta appends metadata lines to the metadata file: append-only, so compaction, which
-// shrinks the transcript, leaves the file behind it.
-func (p *proc) appendMeta(ms []Meta) error {
-	if len(ms) == 0 {
-		return nil
-	}
-	f, err := p.fs.OpenFile(metaPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return p.write(f, encodeMeta(ms))
-}
-
-// rewriteMeta replaces the metadata file with the in-memory metadata.
-func (p *proc) rewriteMeta() error { return p.replace(metaPath, encodeMeta(p.st.Meta)) }
-
-func encodeMeta(ms []Meta) []byte {
-	var b []byte
-	for _, m := range ms {
-		line, _ := json.Marshal(m)
-		b = append(append(b, line...), '\n')
-	}
-	return b
-}
-
-func readMeta(fsys afero.Fs) []Meta {
-	b, _ := afero.ReadFile(fsys, metaPath)
-	var out []Meta
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		var m Meta
-		if len(line) > 0 && json.Unmarshal(line, &m) == nil {
-			out = append(out, m)
-		}
-	}
-	return out
 }

@@ -85,20 +85,16 @@ type record struct {
 	At      int64 `json:"at"` // virtual time, Unix seconds
 }
 
-// apply folds one record into the state and returns the metadata of the messages it added.
-func (s *State) apply(r record) ([]Meta, error) {
-	n := len(s.Meta)
+// apply folds one record into the state.
+func (s *State) apply(r record) error {
 	switch r.Type {
 	case "start":
 		*s = State{RunID: r.RunID, Goal: r.Goal, Phase: Running, Plan: r.Plan, Planned: -1, InProgress: true}
-		n = 0 // a fresh state: all its metadata is new
-		s.add(Message{Role: "user", Content: r.Goal}, "user", -1, r.At)
 	case "epoch":
 	case "model":
 		if r.Msg == nil {
-			return nil, fmt.Errorf("model record for step %d has no message", r.Step)
+			return fmt.Errorf("model record for step %d has no message", r.Step)
 		}
-		s.add(*r.Msg, "model", r.Step, r.At)
 		s.Planned = r.Step
 	case "intent":
 		if e := s.entry(r.Step); e != nil && e.Status == "pending" {
@@ -116,22 +112,44 @@ func (s *State) apply(r record) ([]Meta, error) {
 		}
 		s.Phase, s.Awaiting = Running, ""
 		s.Completed = append(s.Completed, StepResult{Step: r.Step, Name: s.stepName(r.Step), Output: r.Output})
-		s.add(Message{Role: "user", Content: "[tool_result " + r.Output + "]"}, "tool", r.Step, r.At)
 		s.Cursor = r.Step + 1
-		if r.Compact {
-			added := append([]Meta(nil), s.Meta[n:]...)
-			s.compact(r.At)
-			return added, nil
-		}
 	case "reject":
 		s.Phase, s.Awaiting, s.InProgress = Rejected, "", false
-		s.add(Message{Role: "user", Content: "[rejected by a human]"}, "human", r.Step, r.At)
 	case "done":
 		s.Phase, s.InProgress = Completed, false
 	default:
-		return nil, fmt.Errorf("unknown record type %q", r.Type)
+		return fmt.Errorf("unknown record type %q", r.Type)
 	}
-	return s.Meta[n:], nil
+	if m, meta, ok := r.message(); ok {
+		s.Messages = append(s.Messages, m)
+		s.Meta = append(s.Meta, meta)
+	}
+	if r.Type == "commit" && r.Compact {
+		s.compact(r.At)
+	}
+	return nil
+}
+
+// message returns the message a record adds to the transcript, and its metadata; ok is false
+// if it adds none.
+func (r record) message() (m Message, meta Meta, ok bool) {
+	meta = Meta{Step: r.Step, At: r.At}
+	switch r.Type {
+	case "start":
+		m, meta.Source, meta.Step = Message{Role: "user", Content: r.Goal}, "user", -1
+	case "model":
+		if r.Msg == nil {
+			return m, meta, false
+		}
+		m, meta.Source = *r.Msg, "model"
+	case "commit":
+		m, meta.Source = Message{Role: "user", Content: "[tool_result " + r.Output + "]"}, "tool"
+	case "reject":
+		m, meta.Source = Message{Role: "user", Content: "[rejected by a human]"}, "human"
+	default:
+		return m, meta, false
+	}
+	return m, meta, true
 }
 
 func (s *State) stepName(i int) string {
@@ -139,11 +157,6 @@ func (s *State) stepName(i int) string {
 		return s.Plan[i]
 	}
 	return fmt.Sprint(i)
-}
-
-func (s *State) add(m Message, source string, step int, at int64) {
-	s.Messages = append(s.Messages, m)
-	s.Meta = append(s.Meta, Meta{Source: source, Step: step, At: at})
 }
 
 // entry returns the latest ledger entry of a step, or nil.
@@ -183,7 +196,7 @@ func (s *State) compact(at int64) {
 		return
 	}
 	// The metadata is compacted by its own length: in step with the messages it is the same
-	// cut; out of step (the meta-drift variant) it stays out of step rather than panicking.
+	// cut; out of step (read back from somewhere else) it stays out of step rather than panicking.
 	mkeep := len(s.Meta) - 2
 	s.Meta = append([]Meta{s.Meta[0], {Source: "summary", Step: s.Cursor - 1, At: at}}, s.Meta[mkeep:]...)
 }

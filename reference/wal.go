@@ -28,8 +28,8 @@ const (
 
 var magicBytes = binary.BigEndian.AppendUint32(nil, magic)
 
-// frame encodes a record written under lease token tok. Without checksums (the no-checksum
-// variant) the CRC field is zero.
+// frame encodes a record written under lease token tok. Without checksums the CRC field is
+// zero.
 func frame(r record, tok uint64, checksum bool) []byte {
 	payload, err := json.Marshal(r)
 	if err != nil {
