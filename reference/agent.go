@@ -134,6 +134,7 @@ type env interface {
 	WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
 	Go(f func(ctx context.Context))
 	Call(ctx context.Context, c harness.Call) (harness.Reply, error)
+	Lookup(ctx context.Context, tool, ref string) (harness.Reply, bool, error)
 	Model(ctx context.Context, c harness.ModelCall) (string, error)
 	Await(ctx context.Context, topic string) ([]harness.Message, error)
 	Messages(topic string) []harness.Message
@@ -340,17 +341,28 @@ func (p *proc) turn(ctx context.Context, i int, replan bool) error {
 		}
 	}
 	call := harness.Call{Tool: s.Tool, Args: p.a.args[i]}
+	resumed := false
 	if p.a.intentFor(p.a.contract(s.Tool)) {
-		key, err := p.intend(turn, i, replan)
+		key, pending, err := p.intend(turn, i, replan)
 		if err != nil {
 			return err
 		}
-		call.Key = key
+		call.Key, call.Ref, resumed = key, key, pending
 	}
 	call.Fence = p.lease.Token // a tool rejects the call if a newer holder has acted
-	reply, err := p.act(turn, call)
-	if err != nil {
-		return err
+	var reply harness.Reply
+	found := false
+	if resumed && call.Ref != "" { // the effect may have been applied long before, by a holder now gone
+		var err error
+		if reply, found, err = p.look(turn, call); err != nil {
+			return err
+		}
+	}
+	if !found {
+		var err error
+		if reply, err = p.act(turn, call); err != nil {
+			return err
+		}
 	}
 	if s.Kind != Act {
 		if err := p.log(record{Type: "await", Step: i, Topic: reply.Topic, Human: s.Kind == Approval}); err != nil {
@@ -401,17 +413,20 @@ func (p *proc) commit(ctx context.Context, i int, output string) error {
 
 // intend returns the idempotency key of step i's call, recording the intent to make the call,
 // durable before it is made. A pending intent, whose call a crash or a lost lease left
-// unanswered, is not recorded again but reconciled: the call is made again under the same key,
-// so the tool applies it once. A step planned again gets a new intent.
-func (p *proc) intend(ctx context.Context, i int, replan bool) (string, error) {
+// unanswered, is not recorded again but reconciled (pending is true): the caller looks the
+// effect up by the key, which the call also carries as its reference, and otherwise makes the
+// call again under the same key, so the tool applies it once. A step planned again gets a new
+// intent.
+func (p *proc) intend(ctx context.Context, i int, replan bool) (key string, pending bool, err error) {
 	if e := p.st.entry(i); e != nil && e.Status == "pending" && !replan {
-		return p.a.key(p, i, e), nil
+		return p.a.key(p, i, e), true, nil
 	}
-	s, key := p.a.Task.Steps[i], p.a.key(p, i, nil)
+	s := p.a.Task.Steps[i]
+	key = p.a.key(p, i, nil)
 	if err := p.log(record{Type: "intent", Step: i, Tool: s.Tool, Key: key}); err != nil {
-		return "", err
+		return "", false, err
 	}
-	return key, p.mark(ctx, fmt.Sprintf("step %d %s intent", i, s.Name))
+	return key, false, p.mark(ctx, fmt.Sprintf("step %d %s intent", i, s.Name))
 }
 
 // stableKey returns the idempotency key of a call of step i: for a pending intent, the key it
@@ -474,31 +489,53 @@ func (p *proc) think(ctx context.Context, i int) (Message, error) {
 
 // act calls a tool, retrying with the same key what may not have happened: a transient
 // failure, a lost reply, a timeout. A fenced call means the lease was lost.
-func (p *proc) act(ctx context.Context, call harness.Call) (harness.Reply, error) {
+func (p *proc) act(ctx context.Context, call harness.Call) (reply harness.Reply, err error) {
+	err = p.retry(ctx, func(tctx context.Context) (err error) {
+		reply, err = p.env.Call(tctx, call)
+		return err
+	})
+	return reply, err
+}
+
+// look asks the tool whether the effect of a call was applied already, by the call's reference:
+// an intent found pending on resuming may be older than the tool's memory of keys, never than
+// its memory of references. Failures are retried as act retries them.
+func (p *proc) look(ctx context.Context, call harness.Call) (reply harness.Reply, found bool, err error) {
+	err = p.retry(ctx, func(tctx context.Context) (err error) {
+		reply, found, err = p.env.Lookup(tctx, call.Tool, call.Ref)
+		return err
+	})
+	return reply, found, err
+}
+
+// retry runs one request of a tool under the tool deadline, again while it fails in a way that
+// says nothing was applied or that it may have been (transient, ambiguous, timed out), up to five
+// times with a growing pause. A fenced request means the lease was lost.
+func (p *proc) retry(ctx context.Context, request func(ctx context.Context) error) error {
 	for try := 1; ; try++ {
 		tctx, cancel := p.env.WithTimeout(ctx, toolDeadline)
 		p.enter(phaseExecutingTools)
-		reply, err := p.env.Call(tctx, call)
+		err := request(tctx)
 		p.enter(phaseNone)
 		cancel()
 		switch {
 		case err == nil:
-			return reply, nil
+			return nil
 		case errors.Is(err, harness.ErrFenced):
-			return reply, errLost
+			return errLost
 		case errors.Is(context.Cause(ctx), errHardIdle):
-			return reply, errHardIdle
+			return errHardIdle
 		case errors.Is(context.Cause(ctx), errLost):
-			return reply, errLost
+			return errLost
 		case errors.Is(err, harness.ErrToolTransient), errors.Is(err, harness.ErrToolAmbiguous), errors.Is(err, context.DeadlineExceeded):
 		default:
-			return reply, err
+			return err
 		}
 		if try == 5 {
-			return reply, err
+			return err
 		}
 		if err := p.env.Sleep(ctx, time.Duration(try)*time.Second); err != nil {
-			return reply, err
+			return err
 		}
 	}
 }
