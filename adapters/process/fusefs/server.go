@@ -1,0 +1,282 @@
+package fusefs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/spf13/afero"
+)
+
+// FSType is the filesystem type of every mount this package makes, as /proc/self/mountinfo
+// shows it ("fuse.chaoskit"); Cleanup recognises stale mounts by it.
+const FSType = "fuse.chaoskit"
+
+// Options configures a mount. The zero value is valid.
+type Options struct {
+	// Do executes op, one filesystem request's calls on fsys, and returns once op has returned.
+	// The server calls every afero method, reads and closes included, only from inside an op
+	// given to Do, so Do decides on which goroutine fsys runs: chaoskit's simulation passes
+	// each op to the one goroutine that runs the target, between the target's other beats.
+	//
+	// Do may block for as long as it likes, and may never return at all, as when the op
+	// crashed the simulated process (runtime.Goexit on Do's goroutine). The request that
+	// asked for op then fails with EIO once op has exited without returning, or stays blocked
+	// until Unmount, which fails it with EIO; the server itself never stops. If Do returns
+	// without having run op, the request fails with EIO and op will never run.
+	//
+	// The default runs op at once, on a goroutine of the server's.
+	Do func(op func())
+
+	// Trace, if set, is told of every call the server makes on fsys, in the order of the
+	// calls, on the goroutine that made it (inside Do), after the call returned.
+	Trace func(Call)
+
+	// Now gives the instant that utimensat(UTIME_NOW) and touch(1) set as a file's
+	// modification time; the default is time.Now. chaoskit passes its virtual clock.
+	Now func() time.Time
+
+	// UID and GID own every file the mount shows; the defaults are the server process's own
+	// effective user and group. The mount does not check permissions: run the programs that
+	// use it as the user that mounted it.
+	UID, GID *uint32
+
+	// Debug logs every FUSE request and reply (go-fuse's debug log) to standard error.
+	Debug bool
+}
+
+// Server serves an afero.Fs at a mount point. Unmount it when done, also when a test fails.
+type Server struct {
+	dir  string
+	fsys afero.Fs
+	do   func(op func())
+	now  func() time.Time
+	uid  uint32
+	gid  uint32
+
+	fuse    *fuse.Server
+	closing chan struct{} // closed by Unmount: every request still waiting fails with EIO
+
+	unmountOnce sync.Once
+	unmountErr  error
+
+	panicMu  sync.Mutex
+	panicErr error // the first panic fsys raised, reported by Unmount
+}
+
+// Mount serves fsys at dir, an existing empty directory, until Unmount. Every request of the
+// kernel runs its calls on fsys through opts.Do.
+//
+// Nothing is cached by the kernel (see the package documentation), so every write reaches fsys
+// when a program makes it and every read comes from fsys. Mount a given fsys at most once at a
+// time, and change it only through the mount while it is mounted: to apply a crash to a
+// faults.Disk, stop the processes that use the mount, Unmount, crash the disk, and Mount a new
+// faults.FS over it for the next process.
+func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
+	if fsys == nil {
+		panic("fusefs: Mount with a nil fsys")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("fusefs: mount point %s: %w", dir, err)
+	}
+	ents, err := os.ReadDir(abs)
+	if err != nil {
+		return nil, fmt.Errorf("fusefs: mount point: %w", err)
+	}
+	if len(ents) > 0 {
+		return nil, fmt.Errorf("fusefs: mount point %s is not empty", abs)
+	}
+	s := &Server{
+		dir:     abs,
+		fsys:    fsys,
+		do:      opts.Do,
+		now:     opts.Now,
+		uid:     uint32(os.Geteuid()),
+		gid:     uint32(os.Getegid()),
+		closing: make(chan struct{}),
+	}
+	if s.do == nil {
+		s.do = func(op func()) { op() }
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if opts.UID != nil {
+		s.uid = *opts.UID
+	}
+	if opts.GID != nil {
+		s.gid = *opts.GID
+	}
+	if opts.Trace != nil {
+		s.fsys = &tracedFs{base: fsys, trace: opts.Trace}
+	}
+
+	zero := time.Duration(0)
+	fsOpts := &fs.Options{
+		// Zero timeouts: every lookup and stat asks fsys, so the kernel never answers from
+		// a directory entry or size that fsys no longer has. Failed lookups are not cached
+		// either (a nil NegativeTimeout).
+		EntryTimeout: &zero,
+		AttrTimeout:  &zero,
+		MountOptions: fuse.MountOptions{
+			FsName: "chaoskit",
+			Name:   "chaoskit",
+			// Root mounts directly (mount(2) on /dev/fuse), others through fusermount3.
+			DirectMount: true,
+			// No extended attributes: the kernel stops asking after the first ENOSYS.
+			DisableXAttrs: true,
+			// Plain READDIR: listing a directory does not stat every entry through fsys.
+			DisableReadDirPlus: true,
+			// Large requests, so that one write(2) of up to 1 MiB is one write on fsys.
+			MaxWrite: 1 << 20,
+			// O_TRUNC reaches Open (one truncating open, as in-process code makes), and
+			// files opened with direct I/O may still be mapped shared (SQLite's WAL index).
+			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_DIRECT_IO_ALLOW_MMAP,
+			Debug:             opts.Debug,
+		},
+		NullPermissions: true,
+	}
+	root := &node{srv: s}
+	srv, err := fs.Mount(abs, root, fsOpts)
+	if err != nil {
+		return nil, fmt.Errorf("fusefs: mount %s: %w (%s)", abs, err, oneLine(Available()))
+	}
+	s.fuse = srv
+	return s, nil
+}
+
+func oneLine(err error) string {
+	if err == nil {
+		return "FUSE looks available"
+	}
+	return err.Error()
+}
+
+// Dir returns the absolute path of the mount point.
+func (s *Server) Dir() string { return s.dir }
+
+// Unmount stops serving and detaches the mount. Requests still waiting for Do fail with EIO at
+// once, so that a killed process blocked on the mount can finish dying. If the mount is still
+// busy after a few tries (a process outside chaoskit's control holds a file open on it),
+// Unmount detaches it lazily (umount -l): the mount point is free on return and the server
+// answers EIO to whatever is left until the kernel lets go.
+//
+// Unmount is idempotent and safe to call from several goroutines; every call returns the
+// first call's result. It also reports the first panic fsys raised while serving, which the
+// server turned into EIO.
+func (s *Server) Unmount() error {
+	s.unmountOnce.Do(func() {
+		close(s.closing)
+		err := s.detach()
+		s.panicMu.Lock()
+		s.unmountErr = errors.Join(err, s.panicErr)
+		s.panicMu.Unlock()
+	})
+	return s.unmountErr
+}
+
+func (s *Server) detach() error {
+	done := make(chan error, 1)
+	go func() { done <- s.fuse.Unmount() }() // retries for about 300 ms, then waits for its loops
+	select {
+	case err := <-done:
+		if err == nil {
+			return nil
+		}
+	case <-time.After(3 * time.Second):
+	}
+	return lazyUnmount(s.dir)
+}
+
+// lazyUnmount detaches the mount at dir even if it is busy.
+func lazyUnmount(dir string) error {
+	err := syscall.Unmount(dir, syscall.MNT_DETACH)
+	if err == nil || err == syscall.EINVAL { // EINVAL: not a mount point (any more)
+		return nil
+	}
+	for _, bin := range []string{"fusermount3", "fusermount"} {
+		if path, lerr := exec.LookPath(bin); lerr == nil {
+			if out, xerr := exec.Command(path, "-u", "-z", dir).CombinedOutput(); xerr == nil {
+				return nil
+			} else {
+				err = fmt.Errorf("%w; %s -u -z: %v: %s", err, bin, xerr, out)
+			}
+		}
+	}
+	return fmt.Errorf("fusefs: unmount %s: %w", dir, err)
+}
+
+// The states of a call.
+const (
+	pending   int32 = iota // handed to Do, not started
+	running                // started
+	returned               // fn returned
+	abandoned              // will never run: Do gave up on it, or the server is closing
+)
+
+type call struct {
+	state atomic.Int32
+	done  chan struct{}
+	once  sync.Once
+	errno syscall.Errno // valid once state is returned
+}
+
+func (c *call) signal() { c.once.Do(func() { close(c.done) }) }
+
+// exec runs fn, the fsys calls of one request, through Do, and returns fn's errno, or EIO if
+// fn did not return (it crashed, Do gave up on it, or the server is closing). fn must keep its
+// results in its own variables: the caller reads them only after a nil errno.
+func (s *Server) exec(what string, fn func() syscall.Errno) syscall.Errno {
+	select {
+	case <-s.closing:
+		return syscall.EIO
+	default:
+	}
+	c := &call{done: make(chan struct{})}
+	run := func() {
+		if !c.state.CompareAndSwap(pending, running) {
+			return
+		}
+		defer c.signal() // also when fn leaves through runtime.Goexit
+		defer func() {
+			if r := recover(); r != nil {
+				s.recordPanic(what, r)
+			}
+		}()
+		errno := fn()
+		c.errno = errno
+		c.state.Store(returned)
+	}
+	go func() {
+		s.do(run)
+		c.state.CompareAndSwap(pending, abandoned)
+		c.signal()
+	}()
+	select {
+	case <-c.done:
+	case <-s.closing:
+		c.state.CompareAndSwap(pending, abandoned)
+	}
+	if c.state.Load() == returned {
+		return c.errno
+	}
+	return syscall.EIO
+}
+
+func (s *Server) recordPanic(what string, r any) {
+	s.panicMu.Lock()
+	defer s.panicMu.Unlock()
+	if s.panicErr == nil {
+		s.panicErr = fmt.Errorf("fusefs: fsys panicked in %s (answered EIO): %v\n%s", what, r, debug.Stack())
+	}
+}
