@@ -7,10 +7,8 @@ require (
 	github.com/hanwen/go-fuse/v2 v2.12.1
 	github.com/spf13/afero v1.15.0
 	golang.org/x/sync v0.24.0
+	golang.org/x/sys v0.28.0
 	pgregory.net/rapid v1.3.0
 )
 
-require (
-	golang.org/x/sys v0.28.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
-)
+require golang.org/x/text v0.28.0 // indirect
