@@ -45,6 +45,20 @@
 // mount costs a few milliseconds, and a fresh one starts with no kernel state at all, so no
 // cache invalidation (NotifyContent, NotifyEntry) is needed.
 //
+// # Starting processes on the mount
+//
+// The process that serves a mount must not make its own children touch the mount between fork
+// and exec: go-fuse's known deadlock. os/exec forks with vfork, which suspends the forking
+// thread until the child execs; a FUSE request from the child in that window (a chdir into
+// exec.Cmd.Dir on the mount, an executable on the mount, exec.Cmd.ExtraFiles on the mount)
+// needs the server's goroutines, and a garbage collection that starts meanwhile waits for the
+// suspended thread forever, stopping them all. So leave exec.Cmd.Dir outside the mount and let
+// the child change into its state directory itself, e.g. with
+//
+//	exec.Command("sh", "-c", `cd "$1" && shift && exec "$@"`, "sh", dir, "python3", "agent.py")
+//
+// or serve the mount from a process of its own.
+//
 // # What the mount supports
 //
 // Regular files and directories: lookup, getattr, setattr (chmod, truncate(2) and ftruncate,

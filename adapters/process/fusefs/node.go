@@ -35,6 +35,7 @@ var (
 	_ fs.NodeReadlinker     = (*node)(nil)
 	_ fs.NodeOpendirHandler = (*node)(nil)
 	_ fs.NodeStatfser       = (*node)(nil)
+	_ fs.NodeAccesser       = (*node)(nil)
 )
 
 // rel returns the node's path relative to the root of fsys ("." for the root), and false if the
@@ -458,3 +459,8 @@ func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
 	}
 	return 0
 }
+
+// Access answers ENOSYS, which tells the kernel to stop sending access checks: the mount checks
+// no permissions (see Options.UID), and an ACCESS request on every chdir(2) and access(2)
+// would be one more call on fsys.
+func (n *node) Access(ctx context.Context, mask uint32) syscall.Errno { return syscall.ENOSYS }
