@@ -139,3 +139,45 @@ func needTool(t testing.TB, name string) string {
 	}
 	return p
 }
+
+// tracer is both an Injector and an Options.Trace: it records, while on, every call the server
+// makes on fsys and the beats (injector operations) each call made, in order.
+type tracer struct {
+	mu     sync.Mutex
+	on     bool
+	events []traceEvent
+}
+
+type traceEvent struct {
+	call *fusefs.Call
+	beat *faults.Op
+}
+
+func (tr *tracer) Inject(op faults.Op) *faults.Fault {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.on {
+		tr.events = append(tr.events, traceEvent{beat: &op})
+	}
+	return nil
+}
+
+func (tr *tracer) Trace(c fusefs.Call) {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	if tr.on {
+		tr.events = append(tr.events, traceEvent{call: &c})
+	}
+}
+
+// record turns recording on, runs f, turns it off and returns what was recorded.
+func (tr *tracer) record(f func()) []traceEvent {
+	tr.mu.Lock()
+	tr.on, tr.events = true, nil
+	tr.mu.Unlock()
+	f()
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	tr.on = false
+	return tr.events
+}
