@@ -3,6 +3,7 @@ package fusefs_test
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -246,7 +247,7 @@ func TestUnmountIsIdempotent(t *testing.T) {
 	srv, dir := mount(t, faults.New(faults.NewDisk(faults.DiskOptions{}), nil), fusefs.Options{})
 	f, err := os.Create(filepath.Join(dir, "held"))
 	must(t, err)
-	defer f.Close() // held open across Unmount: the mount is busy and comes off lazily
+	defer f.Close() // held open across Unmount: the mount is busy and comes off by force
 	var wg sync.WaitGroup
 	for range 3 {
 		wg.Go(func() {
@@ -259,24 +260,60 @@ func TestUnmountIsIdempotent(t *testing.T) {
 	if left, _ := fusefs.Mounts(dir); len(left) > 0 {
 		t.Errorf("still mounted: %v", left)
 	}
-	if _, err := f.WriteString("x"); err == nil {
-		t.Error("a write through a descriptor of the unmounted filesystem succeeded")
+	if _, err := f.WriteString("x"); !errors.Is(err, syscall.ENOTCONN) {
+		t.Errorf("a write through a descriptor of the unmounted filesystem: %v, want ENOTCONN", err)
 	}
 }
 
-// TestHelperProcess is not a test: TestCleanupRemovesStaleMounts runs the test binary with it
-// to mount a filesystem in a process that is then SIGKILLed.
+// TestHelperProcess is not a test: other tests run the test binary with it to mount a
+// filesystem in a process of its own. With FUSEFS_HELPER_HOLD set, the process opens a file on
+// its mount, unmounts with the file still open, and exits without closing it; otherwise it
+// waits to be killed.
 func TestHelperProcess(t *testing.T) {
 	dir := os.Getenv("FUSEFS_HELPER_MOUNT")
 	if dir == "" {
-		t.Skip("helper process for TestCleanupRemovesStaleMounts")
+		t.Skip("helper process for TestCleanupRemovesStaleMounts and TestExitWithAFileOpenOnTheMount")
 	}
-	if _, err := fusefs.Mount(dir, faults.New(faults.NewDisk(faults.DiskOptions{}), nil), fusefs.Options{}); err != nil {
+	srv, err := fusefs.Mount(dir, faults.New(faults.NewDisk(faults.DiskOptions{}), nil), fusefs.Options{})
+	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
+	if os.Getenv("FUSEFS_HELPER_HOLD") != "" {
+		f, err := os.Create(filepath.Join(dir, "held"))
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		fmt.Println("unmount:", srv.Unmount())
+		os.Exit(int(f.Fd()) * 0) // the kernel closes f at exit: a FLUSH to the server that is gone
+	}
 	fmt.Println("mounted")
 	select {}
+}
+
+// A process that exits with a file open on a mount it served and unmounted must not hang: at
+// exit the kernel flushes the file, and no goroutine of the process is left to answer. Unmount
+// aborts the connection, so the flush fails at once.
+func TestExitWithAFileOpenOnTheMount(t *testing.T) {
+	requireFUSE(t)
+	dir := mountDir(t)
+	t.Cleanup(func() { fusefs.Cleanup(filepath.Dir(dir)) })
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "FUSEFS_HELPER_MOUNT="+dir, "FUSEFS_HELPER_HOLD=1")
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	must(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(out.String(), "unmount: <nil>") {
+			t.Errorf("helper: %v\n%s", err, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the process hangs at exit with a file open on the mount it served:\n%s", out.String())
+	}
 }
 
 func TestCleanupRemovesStaleMounts(t *testing.T) {

@@ -102,6 +102,6 @@
 // # Hygiene
 //
 // Available says in one line what is missing to mount (the module, /dev/fuse, the permission,
-// the fusermount3 helper) and how to install it. Mounts are of type FSType; Cleanup lazily
-// unmounts those left under a directory by a process that was killed before it could unmount.
+// the fusermount3 helper) and how to install it. Mounts are of type FSType; Cleanup tears
+// down those left under a directory by a process that was killed before it could unmount.
 package fusefs

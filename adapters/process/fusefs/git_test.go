@@ -42,6 +42,7 @@ func syncTree(t *testing.T, root string) {
 // TestGit runs git init, commit and update-ref on the mount, then checks what a kill and a power
 // loss leave of the repository.
 func TestGit(t *testing.T) {
+	t.Parallel()
 	git := gitRunner(t)
 	disk := faults.NewDisk(faults.DiskOptions{})
 	tr := &tracer{}

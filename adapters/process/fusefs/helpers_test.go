@@ -36,7 +36,7 @@ func mountDir(t testing.TB) string {
 }
 
 // mount serves fsys at a fresh directory and unmounts it when the test ends, whatever happens;
-// a mount still there after Unmount is detached lazily and fails the test.
+// a mount still there after Unmount is detached and fails the test.
 func mount(t testing.TB, fsys afero.Fs, opts fusefs.Options) (*fusefs.Server, string) {
 	t.Helper()
 	requireFUSE(t)

@@ -122,11 +122,13 @@ func Mounts(prefix string) ([]string, error) {
 	return found, nil
 }
 
-// Cleanup lazily unmounts every mount of this package under prefix, an absolute directory such
-// as the temporary directory chaoskit makes its mount points in: mounts left behind by a
-// process that was SIGKILLed before it could unmount (their mount points answer "transport
-// endpoint is not connected"). It returns the mount points it detached. Do not call it while
-// a mount under prefix is in use: it detaches live mounts too.
+// Cleanup unmounts every mount of this package under prefix, an absolute directory such as the
+// temporary directory chaoskit makes its mount points in: mounts left behind by a process that
+// was SIGKILLed before it could unmount (their mount points answer "transport endpoint is not
+// connected"). It aborts each mount's FUSE connection (umount -f), which also frees a process
+// stuck in the kernel on a request to a server that died, then detaches it (umount -l). It
+// returns the mount points it detached. Do not call it while a mount under prefix is in use:
+// it tears down live mounts too.
 func Cleanup(prefix string) ([]string, error) {
 	mps, err := Mounts(prefix)
 	if err != nil {
@@ -136,7 +138,7 @@ func Cleanup(prefix string) ([]string, error) {
 	var errs []error
 	// Deepest first, so that a mount inside another comes off before its parent.
 	for i := len(mps) - 1; i >= 0; i-- {
-		if err := lazyUnmount(mps[i]); err != nil {
+		if err := forceUnmount(mps[i]); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -24,6 +24,7 @@ var (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if out := os.Getenv("FUSEFS_OPS_TABLE"); out != "" && len(tables) > 0 {
+		sort.Strings(tables) // parallel tests finish in any order
 		if err := os.WriteFile(out, []byte(strings.Join(tables, "\n")), 0o644); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			code = 1

@@ -167,9 +167,9 @@ func (s *Server) Dir() string { return s.dir }
 
 // Unmount stops serving and detaches the mount. Requests still waiting for Do fail with EIO at
 // once, so that a killed process blocked on the mount can finish dying. If the mount is still
-// busy after a few tries (a process outside chaoskit's control holds a file open on it),
-// Unmount detaches it lazily (umount -l): the mount point is free on return and the server
-// answers EIO to whatever is left until the kernel lets go.
+// busy after a few tries (some process still holds a file open on it), Unmount aborts the FUSE
+// connection (umount -f), so that every request on it fails at once with ENOTCONN, and detaches
+// it: the mount point is free on return and nothing can hang on the old mount.
 //
 // Unmount is idempotent and safe to call from several goroutines; every call returns the
 // first call's result. It also reports the first panic fsys raised while serving, which the
@@ -195,22 +195,30 @@ func (s *Server) detach() error {
 		}
 	case <-time.After(3 * time.Second):
 	}
-	return lazyUnmount(s.dir)
+	return forceUnmount(s.dir)
 }
 
-// lazyUnmount detaches the mount at dir even if it is busy.
-func lazyUnmount(dir string) error {
-	err := syscall.Unmount(dir, syscall.MNT_DETACH)
+// forceUnmount detaches the mount at dir even if it is busy. umount2(MNT_FORCE) first: on a FUSE
+// mount it aborts the connection, so every request still pending and every later one fails at
+// once and no process can hang on the mount, not even this one (a process that dies with a
+// request pending on a mount it serves itself waits forever, since its own server is gone).
+// Then MNT_DETACH, in case the force left the mount point busy; then fusermount3 -u -z, for a
+// process that may not unmount by itself.
+func forceUnmount(dir string) error {
+	err := syscall.Unmount(dir, syscall.MNT_FORCE)
 	if err == nil || err == syscall.EINVAL { // EINVAL: not a mount point (any more)
+		return nil
+	}
+	if err = syscall.Unmount(dir, syscall.MNT_DETACH); err == nil || err == syscall.EINVAL {
 		return nil
 	}
 	for _, bin := range []string{"fusermount3", "fusermount"} {
 		if path, lerr := exec.LookPath(bin); lerr == nil {
-			if out, xerr := exec.Command(path, "-u", "-z", dir).CombinedOutput(); xerr == nil {
+			out, xerr := exec.Command(path, "-u", "-z", dir).CombinedOutput()
+			if xerr == nil {
 				return nil
-			} else {
-				err = fmt.Errorf("%w; %s -u -z: %v: %s", err, bin, xerr, out)
 			}
+			err = fmt.Errorf("%w; %s -u -z: %v: %s", err, bin, xerr, out)
 		}
 	}
 	return fmt.Errorf("fusefs: unmount %s: %w", dir, err)

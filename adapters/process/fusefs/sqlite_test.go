@@ -81,6 +81,7 @@ func fmtInt(i int) string {
 // TestSQLite runs SQLite in a child process on the mount in each journal mode, commits ten
 // transactions, cuts the power, and checks what a new process finds on a new mount.
 func TestSQLite(t *testing.T) {
+	t.Parallel()
 	python(t)
 	for _, c := range []struct {
 		mode, sync string
@@ -95,6 +96,7 @@ func TestSQLite(t *testing.T) {
 		{"exclusive-wal", "FULL", "wal", "wal 10 ok", "as WAL, with the index in heap memory"},
 	} {
 		t.Run(c.mode+"-"+c.sync, func(t *testing.T) {
+			t.Parallel()
 			disk := faults.NewDisk(faults.DiskOptions{})
 			tr := &tracer{}
 			srv, dir := mount(t, faults.New(disk, tr), fusefs.Options{Trace: tr.Trace})
@@ -123,6 +125,7 @@ func TestSQLite(t *testing.T) {
 // TestSQLiteLocks checks that SQLite's POSIX locks exclude each other across processes: while
 // one process holds an exclusive transaction, another cannot write.
 func TestSQLiteLocks(t *testing.T) {
+	t.Parallel()
 	py := python(t)
 	_, dir := mount(t, faults.New(faults.NewDisk(faults.DiskOptions{}), nil), fusefs.Options{})
 	db := filepath.Join(dir, "db")
