@@ -165,6 +165,15 @@ func oneLine(err error) string {
 // Dir returns the absolute path of the mount point.
 func (s *Server) Dir() string { return s.dir }
 
+// SharedMaps reports whether programs can map files of the mount shared (mmap MAP_SHARED),
+// which SQLite's WAL mode needs for its -shm index: the kernel allows it on direct-I/O files
+// from Linux 6.6 (FUSE_DIRECT_IO_ALLOW_MMAP). If it is false, WAL fails with "disk I/O error";
+// tell users to run SQLite with PRAGMA locking_mode=EXCLUSIVE (WAL without shared memory) or
+// PRAGMA journal_mode=DELETE.
+func (s *Server) SharedMaps() bool {
+	return s.fuse.KernelSettings().Flags64()&fuse.CAP_DIRECT_IO_ALLOW_MMAP != 0
+}
+
 // Unmount stops serving and detaches the mount. Requests still waiting for Do fail with EIO at
 // once, so that a killed process blocked on the mount can finish dying. If the mount is still
 // busy after a few tries (some process still holds a file open on it), Unmount aborts the FUSE
