@@ -82,9 +82,9 @@
 // Not supported, because a faults.Disk has no such thing: hard links and symbolic links (link
 // and symlink fail with EPERM, the errno of a filesystem without them), device nodes, FIFOs and
 // sockets (mknod: EPERM), extended attributes (ENOTSUP), fallocate (EOPNOTSUPP; glibc's
-// posix_fallocate then writes zeros), RENAME_EXCHANGE (EINVAL). sync(1) and syncfs(2) make
-// nothing durable: the kernel sends FUSE_SYNCFS to virtiofs only, so they never reach the
-// afero.Fs; programs must fsync. Changing O_APPEND with fcntl(F_SETFL) after open is not seen.
+// posix_fallocate then writes zeros), RENAME_EXCHANGE (EINVAL). sync(2) and syncfs(2) (sync(1)
+// without names) make nothing durable: the kernel sends FUSE_SYNCFS to virtiofs only, so they
+// never reach the afero.Fs; programs must fsync (sync(1) with names does: "sync file dir"). Changing O_APPEND with fcntl(F_SETFL) after open is not seen.
 //
 // POSIX advisory locks (fcntl F_SETLK, flock) are kept by the kernel, as on a local disk: the
 // server does not ask for lock requests, so they work between all processes of this machine.

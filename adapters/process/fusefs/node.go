@@ -92,10 +92,9 @@ func (s *Server) fill(out *fuse.Attr, fi os.FileInfo) {
 	if fi.Mode()&os.ModeSticky != 0 {
 		out.Mode |= syscall.S_ISVTX
 	}
+	// One link, also for directories: fsys keeps no count of subdirectories, and a directory
+	// link count of 1 tells find(1) and fts(3) not to infer one.
 	out.Nlink = 1
-	if fi.IsDir() {
-		out.Nlink = 2
-	}
 	if size := fi.Size(); size > 0 {
 		out.Size = uint64(size)
 	}

@@ -90,6 +90,9 @@ func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("fusefs: mount point %s: %w", dir, err)
 	}
 	ents, err := os.ReadDir(abs)
+	if errors.Is(err, syscall.ENOTCONN) {
+		return nil, fmt.Errorf("fusefs: mount point %s is a stale mount left by a dead server; fusefs.Cleanup removes it: %w", abs, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fusefs: mount point: %w", err)
 	}
