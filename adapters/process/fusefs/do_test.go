@@ -384,3 +384,15 @@ func TestAvailable(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A child process must not inherit the server's /dev/fuse descriptor: it would keep the
+// connection alive, and itself stuck on it, if the server died.
+func TestChildrenDoNotInheritTheConnection(t *testing.T) {
+	sh := needTool(t, "sh")
+	_, dir := mount(t, faults.New(faults.NewDisk(faults.DiskOptions{}), nil), fusefs.Options{})
+	out, err := exec.Command(sh, "-c", `ls "$1" >/dev/null && for f in /proc/$$/fd/*; do readlink "$f"; done; exit 0`, "sh", dir).CombinedOutput()
+	must(t, err)
+	if strings.Contains(string(out), "/dev/fuse") {
+		t.Errorf("a child inherited /dev/fuse:\n%s", out)
+	}
+}

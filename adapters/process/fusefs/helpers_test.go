@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -25,10 +26,16 @@ func requireFUSE(t testing.TB) {
 	}
 }
 
-// mountDir returns a fresh empty directory to mount on.
+// mountDir returns a fresh empty directory to mount on, under testRoot (see TestMain), and
+// removes it when the test ends (after the unmount, which is registered later and so runs first).
 func mountDir(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "mnt")
+	parent, err := os.MkdirTemp(testRoot, strings.NewReplacer("/", "-").Replace(t.Name())+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	dir := filepath.Join(parent, "mnt")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

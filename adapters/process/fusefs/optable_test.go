@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,7 +24,22 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv("FUSEFS_HELPER_MOUNT") != "" { // a helper process: see TestHelperProcess
+		os.Exit(m.Run())
+	}
+	base := filepath.Join(os.TempDir(), "chaoskit-fusefs-test")
+	removeDeadRuns(base)
+	testRoot = filepath.Join(base, strconv.Itoa(os.Getpid()))
+	if err := os.MkdirAll(testRoot, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := m.Run()
+	if left, _ := fusefs.Cleanup(testRoot); len(left) > 0 {
+		fmt.Fprintln(os.Stderr, "fusefs tests left mounts behind:", left)
+		code = 1
+	}
+	os.RemoveAll(testRoot)
 	if out := os.Getenv("FUSEFS_OPS_TABLE"); out != "" && len(tables) > 0 {
 		sort.Strings(tables) // parallel tests finish in any order
 		if err := os.WriteFile(out, []byte(strings.Join(tables, "\n")), 0o644); err != nil {
@@ -31,6 +48,35 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// testRoot holds this test process's mount points: $TMPDIR/chaoskit-fusefs-test/<pid>.
+var testRoot string
+
+// removeDeadRuns tears down the mounts and directories that test processes which are gone (or
+// are zombies, stuck on their own mount) left under base: a test binary killed by go test's
+// timeout runs no cleanup. Directories of live processes, maybe running now, are left alone.
+func removeDeadRuns(base string) {
+	ents, _ := os.ReadDir(base)
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || alive(pid) {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		fusefs.Cleanup(dir)
+		os.RemoveAll(dir)
+	}
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...: the state follows the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] != 'Z'
 }
 
 var (

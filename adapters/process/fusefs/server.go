@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -124,6 +125,7 @@ func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 		s.fsys = &tracedFs{base: fsys, trace: opts.Trace}
 	}
 
+	direct := os.Geteuid() == 0 && hasCapSysAdmin()
 	zero := time.Duration(0)
 	fsOpts := &fs.Options{
 		// Zero timeouts: every lookup and stat asks fsys, so the kernel never answers from
@@ -135,7 +137,7 @@ func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 			FsName: "chaoskit",
 			Name:   "chaoskit",
 			// Root mounts directly (mount(2) on /dev/fuse), others through fusermount3.
-			DirectMount: true,
+			DirectMountStrict: direct,
 			// No extended attributes: the kernel stops asking after the first ENOSYS.
 			DisableXAttrs: true,
 			// Plain READDIR: listing a directory does not stat every entry through fsys.
@@ -150,12 +152,44 @@ func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 		NullPermissions: true,
 	}
 	root := &node{srv: s}
-	srv, err := fs.Mount(abs, root, fsOpts)
+	var srv *fuse.Server
+	if direct {
+		// go-fuse opens /dev/fuse without O_CLOEXEC when it mounts by itself, so every child
+		// this process starts would inherit the connection of every mount, and a child blocked
+		// on a mount whose server died would keep that connection alive, and itself stuck,
+		// forever. Hold ForkLock for reading, as package syscall asks of code that creates
+		// descriptors not yet close-on-exec, until the descriptor is marked.
+		syscall.ForkLock.RLock()
+		srv, err = fs.Mount(abs, root, fsOpts)
+		if err == nil {
+			closeFuseOnExec()
+		}
+		syscall.ForkLock.RUnlock()
+	} else {
+		srv, err = fs.Mount(abs, root, fsOpts) // fusermount3 hands over a close-on-exec descriptor
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fusefs: mount %s: %w (%s)", abs, err, oneLine(Available()))
 	}
 	s.fuse = srv
 	return s, nil
+}
+
+// closeFuseOnExec marks every /dev/fuse descriptor of the process close-on-exec.
+func closeFuseOnExec() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && target == "/dev/fuse" {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 func oneLine(err error) string {
