@@ -260,8 +260,12 @@ func TestUnmountIsIdempotent(t *testing.T) {
 	if left, _ := fusefs.Mounts(dir); len(left) > 0 {
 		t.Errorf("still mounted: %v", left)
 	}
-	if _, err := f.WriteString("x"); !errors.Is(err, syscall.ENOTCONN) {
-		t.Errorf("a write through a descriptor of the unmounted filesystem: %v, want ENOTCONN", err)
+	want := syscall.ENOTCONN // the connection was aborted
+	if !canAbort() {
+		want = syscall.EIO // only detached: the server still answers, with EIO
+	}
+	if _, err := f.WriteString("x"); !errors.Is(err, want) {
+		t.Errorf("a write through a descriptor of the unmounted filesystem: %v, want %v", err, want)
 	}
 }
 
@@ -297,6 +301,9 @@ func TestHelperProcess(t *testing.T) {
 // aborts the connection, so the flush fails at once.
 func TestExitWithAFileOpenOnTheMount(t *testing.T) {
 	requireFUSE(t)
+	if !canAbort() {
+		t.Skip("not root and no fusectl at /sys/fs/fuse/connections: Unmount cannot abort a busy connection, so a process must close its files on its mount before exiting")
+	}
 	dir := mountDir(t)
 	t.Cleanup(func() { fusefs.Cleanup(filepath.Dir(dir)) })
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")

@@ -59,7 +59,9 @@
 //
 //	exec.Command("sh", "-c", `cd "$1" && shift && exec "$@"`, "sh", dir, "python3", "agent.py")
 //
-// or serve the mount from a process of its own.
+// or serve the mount from a process of its own. Children do not inherit the server's
+// connection: its /dev/fuse descriptor is close-on-exec (go-fuse leaves it inheritable when it
+// mounts by itself; Mount marks it).
 //
 // The serving process may use the mount itself (the tests do), but nothing answers its own
 // requests once it dies: a process killed with a request pending on its own mount, or exiting

@@ -188,3 +188,13 @@ func (tr *tracer) record(f func()) []traceEvent {
 	tr.on = false
 	return tr.events
 }
+
+// canAbort reports whether this process can abort a FUSE connection, which Unmount needs to
+// tear down a busy mount at once: root can (umount -f), others only through fusectl.
+func canAbort() bool {
+	if os.Geteuid() == 0 {
+		return true
+	}
+	b, _ := os.ReadFile("/proc/self/mountinfo")
+	return strings.Contains(string(b), " - fusectl ")
+}

@@ -16,8 +16,8 @@ const install = "apt-get install fuse3"
 
 // Available reports whether this process can mount a FUSE filesystem, and if not, says in one
 // line what is missing and how to get it: the fuse kernel module, /dev/fuse, the permission to
-// open it or to mount (root with CAP_SYS_ADMIN mounts directly; anyone else needs the
-// fusermount3 helper).
+// open it, or the permission to mount (root with CAP_SYS_ADMIN mounts directly; anyone else
+// needs the fusermount3 helper, which opens /dev/fuse as the calling user).
 func Available() error {
 	if !kernelHasFuse() {
 		return fmt.Errorf("fusefs: the kernel has no fuse filesystem: load the module (modprobe fuse; %s)", install)
@@ -25,19 +25,15 @@ func Available() error {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		return fmt.Errorf("fusefs: /dev/fuse is missing: load the module and create the device (modprobe fuse; %s), or pass --device /dev/fuse to the container", install)
 	}
-	helper := fusermount()
+	f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("fusefs: no permission to open /dev/fuse (%v): run as root, or give it its usual mode (chmod 0666 /dev/fuse; %s)", errors.Unwrap(err), install)
+	}
+	f.Close()
 	if os.Geteuid() == 0 && hasCapSysAdmin() {
-		f, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
-		if err == nil {
-			f.Close()
-			return nil
-		}
-		if helper == "" {
-			return fmt.Errorf("fusefs: cannot open /dev/fuse (%v) and no fusermount3 helper: %s", errors.Unwrap(err), install)
-		}
 		return nil
 	}
-	if helper == "" {
+	if fusermount() == "" {
 		return fmt.Errorf("fusefs: no permission to mount (not root with CAP_SYS_ADMIN) and no fusermount3 helper: %s", install)
 	}
 	return nil
@@ -83,6 +79,30 @@ func fusermount() string {
 // Mounts lists the FUSE mounts of this package (type FSType) whose mount point is under
 // prefix, an absolute directory, as /proc/self/mountinfo shows them.
 func Mounts(prefix string) ([]string, error) {
+	ms, err := mounts(prefix)
+	dirs := make([]string, len(ms))
+	for i, m := range ms {
+		dirs[i] = m.dir
+	}
+	return dirs, err
+}
+
+type mount struct {
+	dir  string
+	conn uint32 // the FUSE connection number: the minor number of the mount's device
+}
+
+// minor parses the minor number out of mountinfo's "major:minor" for an anonymous device.
+func minor(majmin string) uint32 {
+	maj, min, ok := strings.Cut(majmin, ":")
+	if !ok || maj != "0" {
+		return 0
+	}
+	n, _ := strconv.ParseUint(min, 10, 32)
+	return uint32(n)
+}
+
+func mounts(prefix string) ([]mount, error) {
 	prefix, err := cleanPrefix(prefix)
 	if err != nil {
 		return nil, err
@@ -92,7 +112,7 @@ func Mounts(prefix string) ([]string, error) {
 		return nil, fmt.Errorf("fusefs: %w", err)
 	}
 	defer f.Close()
-	var found []string
+	var found []mount
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -113,7 +133,7 @@ func Mounts(prefix string) ([]string, error) {
 		}
 		mp := unescapeMountinfo(fields[4])
 		if mp == prefix || strings.HasPrefix(mp, prefix+"/") || prefix == "/" {
-			found = append(found, mp)
+			found = append(found, mount{dir: mp, conn: minor(fields[2])})
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -125,24 +145,24 @@ func Mounts(prefix string) ([]string, error) {
 // Cleanup unmounts every mount of this package under prefix, an absolute directory such as the
 // temporary directory chaoskit makes its mount points in: mounts left behind by a process that
 // was SIGKILLed before it could unmount (their mount points answer "transport endpoint is not
-// connected"). It aborts each mount's FUSE connection (umount -f), which also frees a process
-// stuck in the kernel on a request to a server that died, then detaches it (umount -l). It
+// connected"). It aborts each mount's FUSE connection (as Unmount does), which also frees a
+// process stuck in the kernel on a request to a server that died, then detaches it. It
 // returns the mount points it detached. Do not call it while a mount under prefix is in use:
 // it tears down live mounts too.
 func Cleanup(prefix string) ([]string, error) {
-	mps, err := Mounts(prefix)
+	ms, err := mounts(prefix)
 	if err != nil {
 		return nil, err
 	}
 	var done []string
 	var errs []error
 	// Deepest first, so that a mount inside another comes off before its parent.
-	for i := len(mps) - 1; i >= 0; i-- {
-		if err := forceUnmount(mps[i]); err != nil {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if err := forceUnmount(ms[i].dir, ms[i].conn); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		done = append(done, mps[i])
+		done = append(done, ms[i].dir)
 	}
 	return done, errors.Join(errs...)
 }

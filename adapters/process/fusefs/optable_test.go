@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FUSEFS_HELPER_MOUNT") != "" { // a helper process: see TestHelperProcess
 		os.Exit(m.Run())
 	}
-	base := filepath.Join(os.TempDir(), "chaoskit-fusefs-test")
+	base := filepath.Join(os.TempDir(), fmt.Sprintf("chaoskit-fusefs-test-%d", os.Getuid()))
 	removeDeadRuns(base)
 	testRoot = filepath.Join(base, strconv.Itoa(os.Getpid()))
 	if err := os.MkdirAll(testRoot, 0o755); err != nil {
@@ -50,7 +50,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// testRoot holds this test process's mount points: $TMPDIR/chaoskit-fusefs-test/<pid>.
+// testRoot holds this test process's mount points: $TMPDIR/chaoskit-fusefs-test-<uid>/<pid>.
 var testRoot string
 
 // removeDeadRuns tears down the mounts and directories that test processes which are gone (or

@@ -16,6 +16,7 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/spf13/afero"
+	"golang.org/x/sys/unix"
 )
 
 // FSType is the filesystem type of every mount this package makes, as /proc/self/mountinfo
@@ -65,6 +66,7 @@ type Server struct {
 	gid  uint32
 
 	fuse    *fuse.Server
+	conn    uint32        // the FUSE connection's number, for aborting it
 	closing chan struct{} // closed by Unmount: every request still waiting fails with EIO
 
 	unmountOnce sync.Once
@@ -165,13 +167,20 @@ func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 			closeFuseOnExec()
 		}
 		syscall.ForkLock.RUnlock()
-	} else {
+		if (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES)) && fusermount() != "" {
+			direct = false // mount(2) refused (a container's seccomp or LSM): try the helper
+			fsOpts.DirectMountStrict = false
+			root = &node{srv: s}
+		}
+	}
+	if !direct {
 		srv, err = fs.Mount(abs, root, fsOpts) // fusermount3 hands over a close-on-exec descriptor
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fusefs: mount %s: %w (%s)", abs, err, oneLine(Available()))
 	}
 	s.fuse = srv
+	s.conn = connection(abs)
 	return s, nil
 }
 
@@ -214,8 +223,11 @@ func (s *Server) SharedMaps() bool {
 // Unmount stops serving and detaches the mount. Requests still waiting for Do fail with EIO at
 // once, so that a killed process blocked on the mount can finish dying. If the mount is still
 // busy after a few tries (some process still holds a file open on it), Unmount aborts the FUSE
-// connection (umount -f), so that every request on it fails at once with ENOTCONN, and detaches
-// it: the mount point is free on return and nothing can hang on the old mount.
+// connection, so that every request on it fails at once with ENOTCONN, and detaches it: the
+// mount point is free on return and nothing can hang on the old mount. (Root aborts with
+// umount -f; other users through /sys/fs/fuse/connections, if fusectl is mounted there, and
+// otherwise only detach: then the server answers EIO until the last file on the mount is
+// closed, and the serving process must close its own files on the mount before it exits.)
 //
 // Unmount is idempotent and safe to call from several goroutines; every call returns the
 // first call's result. It also reports the first panic fsys raised while serving, which the
@@ -241,19 +253,23 @@ func (s *Server) detach() error {
 		}
 	case <-time.After(3 * time.Second):
 	}
-	return forceUnmount(s.dir)
+	return forceUnmount(s.dir, s.conn)
 }
 
-// forceUnmount detaches the mount at dir even if it is busy. umount2(MNT_FORCE) first: on a FUSE
-// mount it aborts the connection, so every request still pending and every later one fails at
-// once and no process can hang on the mount, not even this one (a process that dies with a
-// request pending on a mount it serves itself waits forever, since its own server is gone).
-// Then MNT_DETACH, in case the force left the mount point busy; then fusermount3 -u -z, for a
-// process that may not unmount by itself.
-func forceUnmount(dir string) error {
+// forceUnmount detaches the mount at dir, whose FUSE connection is conn, even if it is busy. It
+// first aborts the connection, so that every request still pending and every later one fails
+// at once and no process can hang on the mount, not even this one (a process that dies with a
+// request pending on a mount it serves itself waits forever, since its own server is gone):
+// umount2(MNT_FORCE) does that for root; for others, the connection's abort file under
+// /sys/fs/fuse/connections, which belongs to the user who mounted it, when fusectl is mounted
+// there. Then MNT_DETACH, and fusermount3 -u -z for a process that may not unmount by itself.
+func forceUnmount(dir string, conn uint32) error {
 	err := syscall.Unmount(dir, syscall.MNT_FORCE)
 	if err == nil || err == syscall.EINVAL { // EINVAL: not a mount point (any more)
 		return nil
+	}
+	if conn != 0 {
+		os.WriteFile(fmt.Sprintf("/sys/fs/fuse/connections/%d/abort", conn), []byte("1"), 0)
 	}
 	if err = syscall.Unmount(dir, syscall.MNT_DETACH); err == nil || err == syscall.EINVAL {
 		return nil
@@ -268,6 +284,16 @@ func forceUnmount(dir string) error {
 		}
 	}
 	return fmt.Errorf("fusefs: unmount %s: %w", dir, err)
+}
+
+// connection returns the number of the FUSE connection mounted at dir (the minor number of its
+// device, which is how /sys/fs/fuse/connections names it), or 0.
+func connection(dir string) uint32 {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil || unix.Major(st.Dev) != 0 {
+		return 0
+	}
+	return unix.Minor(st.Dev)
 }
 
 // The states of a call.
