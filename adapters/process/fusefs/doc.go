@@ -66,9 +66,10 @@
 // The serving process may use the mount itself (the tests do), but nothing answers its own
 // requests once it dies: a process killed with a request pending on its own mount, or exiting
 // with a file still open on it (the kernel flushes it at exit), waits in the kernel forever.
-// Unmount therefore aborts the connection when the mount is busy, which makes any later
-// request fail at once; after a hard kill, Cleanup on the next run does the same for the mount
-// left behind and so frees a process stuck on it.
+// Unmount therefore aborts the connection when the mount is busy (root can; other users need
+// fusectl mounted at /sys/fs/fuse/connections), which makes any later request fail at once;
+// after a hard kill, Cleanup on the next run does the same for the mount left behind and so
+// frees a process stuck on it.
 //
 // # What the mount supports
 //
@@ -136,6 +137,9 @@
 // # Hygiene
 //
 // Available says in one line what is missing to mount (the module, /dev/fuse, the permission,
-// the fusermount3 helper) and how to install it. Mounts are of type FSType; Cleanup tears
-// down those left under a directory by a process that was killed before it could unmount.
+// the fusermount3 helper) and how to install it. Mounts are of type FSType, and Mounts lists
+// those under a directory; Cleanup tears down those left by a process that was killed before
+// it could unmount. Put mount points under a directory of their own per run (the tests use
+// $TMPDIR/chaoskit-fusefs-test-<uid>/<pid>), so that a later run can tell a dead run's mounts
+// from a live one's.
 package fusefs
