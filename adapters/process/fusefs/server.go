@@ -1,0 +1,362 @@
+package fusefs
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/spf13/afero"
+	"golang.org/x/sys/unix"
+)
+
+// FSType is the filesystem type of every mount this package makes, as /proc/self/mountinfo
+// shows it ("fuse.chaoskit"); Cleanup recognises stale mounts by it.
+const FSType = "fuse.chaoskit"
+
+// Options configures a mount. The zero value is valid.
+type Options struct {
+	// Do executes op, one filesystem request's calls on fsys, and returns once op has returned.
+	// The server calls every afero method, reads and closes included, only from inside an op
+	// given to Do, so Do decides on which goroutine fsys runs: chaoskit's simulation passes
+	// each op to the one goroutine that runs the target, between the target's other beats.
+	//
+	// Do may block for as long as it likes, and may never return at all, as when the op
+	// crashed the simulated process (runtime.Goexit on Do's goroutine). The request that
+	// asked for op then fails with EIO once op has exited without returning, or stays blocked
+	// until Unmount, which fails it with EIO; the server itself never stops. If Do returns
+	// without having run op, the request fails with EIO and op will never run.
+	//
+	// The default runs op at once, on a goroutine of the server's.
+	Do func(op func())
+
+	// Trace, if set, is told of every call the server makes on fsys, in the order of the
+	// calls, on the goroutine that made it (inside Do), after the call returned.
+	Trace func(Call)
+
+	// Now gives the instant that utimensat(UTIME_NOW) and touch(1) set as a file's
+	// modification time; the default is time.Now. chaoskit passes its virtual clock.
+	Now func() time.Time
+
+	// UID and GID own every file the mount shows; the defaults are the server process's own
+	// effective user and group. The mount does not check permissions: run the programs that
+	// use it as the user that mounted it.
+	UID, GID *uint32
+
+	// Debug logs every FUSE request and reply (go-fuse's debug log) to standard error.
+	Debug bool
+}
+
+// Server serves an afero.Fs at a mount point. Unmount it when done, also when a test fails.
+type Server struct {
+	dir  string
+	fsys afero.Fs
+	do   func(op func())
+	now  func() time.Time
+	uid  uint32
+	gid  uint32
+
+	fuse    *fuse.Server
+	conn    uint32        // the FUSE connection's number, for aborting it
+	closing chan struct{} // closed by Unmount: every request still waiting fails with EIO
+
+	unmountOnce sync.Once
+	unmountErr  error
+
+	panicMu  sync.Mutex
+	panicErr error // the first panic fsys raised, reported by Unmount
+}
+
+// Mount serves fsys at dir, an existing empty directory, until Unmount. Every request of the
+// kernel runs its calls on fsys through opts.Do.
+//
+// Nothing is cached by the kernel (see the package documentation), so every write reaches fsys
+// when a program makes it and every read comes from fsys. Mount a given fsys at most once at a
+// time, and change it only through the mount while it is mounted: to apply a crash to a
+// faults.Disk, stop the processes that use the mount, Unmount, crash the disk, and Mount a new
+// faults.FS over it for the next process.
+func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
+	if fsys == nil {
+		panic("fusefs: Mount with a nil fsys")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("fusefs: mount point %s: %w", dir, err)
+	}
+	ents, err := os.ReadDir(abs)
+	if errors.Is(err, syscall.ENOTCONN) {
+		return nil, fmt.Errorf("fusefs: mount point %s is a stale mount left by a dead server; fusefs.Cleanup removes it: %w", abs, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fusefs: mount point: %w", err)
+	}
+	if len(ents) > 0 {
+		return nil, fmt.Errorf("fusefs: mount point %s is not empty", abs)
+	}
+	s := &Server{
+		dir:     abs,
+		fsys:    fsys,
+		do:      opts.Do,
+		now:     opts.Now,
+		uid:     uint32(os.Geteuid()),
+		gid:     uint32(os.Getegid()),
+		closing: make(chan struct{}),
+	}
+	if s.do == nil {
+		s.do = func(op func()) { op() }
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if opts.UID != nil {
+		s.uid = *opts.UID
+	}
+	if opts.GID != nil {
+		s.gid = *opts.GID
+	}
+	if opts.Trace != nil {
+		s.fsys = &tracedFs{base: fsys, trace: opts.Trace}
+	}
+
+	direct := os.Geteuid() == 0 && hasCapSysAdmin()
+	zero := time.Duration(0)
+	fsOpts := &fs.Options{
+		// Zero timeouts: every lookup and stat asks fsys, so the kernel never answers from
+		// a directory entry or size that fsys no longer has. Failed lookups are not cached
+		// either (a nil NegativeTimeout).
+		EntryTimeout: &zero,
+		AttrTimeout:  &zero,
+		MountOptions: fuse.MountOptions{
+			FsName: "chaoskit",
+			Name:   "chaoskit",
+			// Root mounts directly (mount(2) on /dev/fuse), others through fusermount3.
+			DirectMountStrict: direct,
+			// No extended attributes: the kernel stops asking after the first ENOSYS.
+			DisableXAttrs: true,
+			// Plain READDIR: listing a directory does not stat every entry through fsys.
+			DisableReadDirPlus: true,
+			// Large requests, so that one write(2) of up to 1 MiB is one write on fsys.
+			MaxWrite: 1 << 20,
+			// O_TRUNC reaches Open (one truncating open, as in-process code makes), and
+			// files opened with direct I/O may still be mapped shared (SQLite's WAL index).
+			ExtraCapabilities: fuse.CAP_ATOMIC_O_TRUNC | fuse.CAP_DIRECT_IO_ALLOW_MMAP,
+			Debug:             opts.Debug,
+		},
+		NullPermissions: true,
+	}
+	root := &node{srv: s}
+	var srv *fuse.Server
+	if direct {
+		// go-fuse opens /dev/fuse without O_CLOEXEC when it mounts by itself, so every child
+		// this process starts would inherit the connection of every mount, and a child blocked
+		// on a mount whose server died would keep that connection alive, and itself stuck,
+		// forever. Hold ForkLock for reading, as package syscall asks of code that creates
+		// descriptors not yet close-on-exec, until the descriptor is marked.
+		syscall.ForkLock.RLock()
+		srv, err = fs.Mount(abs, root, fsOpts)
+		if err == nil {
+			closeFuseOnExec()
+		}
+		syscall.ForkLock.RUnlock()
+		if (errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES)) && fusermount() != "" {
+			direct = false // mount(2) refused (a container's seccomp or LSM): try the helper
+			fsOpts.DirectMountStrict = false
+			root = &node{srv: s}
+		}
+	}
+	if !direct {
+		srv, err = fs.Mount(abs, root, fsOpts) // fusermount3 hands over a close-on-exec descriptor
+	}
+	if err != nil {
+		return nil, fmt.Errorf("fusefs: mount %s: %w (%s)", abs, err, oneLine(Available()))
+	}
+	s.fuse = srv
+	s.conn = connection(abs)
+	return s, nil
+}
+
+// closeFuseOnExec marks every /dev/fuse descriptor of the process close-on-exec.
+func closeFuseOnExec() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && target == "/dev/fuse" {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}
+
+func oneLine(err error) string {
+	if err == nil {
+		return "FUSE looks available"
+	}
+	return err.Error()
+}
+
+// Dir returns the absolute path of the mount point.
+func (s *Server) Dir() string { return s.dir }
+
+// SharedMaps reports whether programs can map files of the mount shared (mmap MAP_SHARED),
+// which SQLite's WAL mode needs for its -shm index: the kernel allows it on direct-I/O files
+// from Linux 6.6 (FUSE_DIRECT_IO_ALLOW_MMAP). If it is false, WAL fails with "disk I/O error";
+// tell users to run SQLite with PRAGMA locking_mode=EXCLUSIVE (WAL without shared memory) or
+// PRAGMA journal_mode=DELETE.
+func (s *Server) SharedMaps() bool {
+	return s.fuse.KernelSettings().Flags64()&fuse.CAP_DIRECT_IO_ALLOW_MMAP != 0
+}
+
+// Unmount stops serving and detaches the mount. Requests still waiting for Do fail with EIO at
+// once, so that a killed process blocked on the mount can finish dying. If the mount is still
+// busy after a few tries (some process still holds a file open on it), Unmount aborts the FUSE
+// connection, so that every request on it fails at once with ENOTCONN, and detaches it: the
+// mount point is free on return and nothing can hang on the old mount. (Root aborts with
+// umount -f; other users through /sys/fs/fuse/connections, if fusectl is mounted there, and
+// otherwise only detach: then the server answers EIO until the last file on the mount is
+// closed, and the serving process must close its own files on the mount before it exits.)
+//
+// Unmount is idempotent and safe to call from several goroutines; every call returns the
+// first call's result. It also reports the first panic fsys raised while serving, which the
+// server turned into EIO.
+func (s *Server) Unmount() error {
+	s.unmountOnce.Do(func() {
+		close(s.closing)
+		err := s.detach()
+		s.panicMu.Lock()
+		s.unmountErr = errors.Join(err, s.panicErr)
+		s.panicMu.Unlock()
+	})
+	return s.unmountErr
+}
+
+func (s *Server) detach() error {
+	done := make(chan error, 1)
+	go func() { done <- s.fuse.Unmount() }() // retries for about 300 ms, then waits for its loops
+	select {
+	case err := <-done:
+		if err == nil {
+			return nil
+		}
+	case <-time.After(3 * time.Second):
+	}
+	return forceUnmount(s.dir, s.conn)
+}
+
+// forceUnmount detaches the mount at dir, whose FUSE connection is conn, even if it is busy. It
+// first aborts the connection, so that every request still pending and every later one fails
+// at once and no process can hang on the mount, not even this one (a process that dies with a
+// request pending on a mount it serves itself waits forever, since its own server is gone):
+// umount2(MNT_FORCE) does that for root; for others, the connection's abort file under
+// /sys/fs/fuse/connections, which belongs to the user who mounted it, when fusectl is mounted
+// there. Then MNT_DETACH, and fusermount3 -u -z for a process that may not unmount by itself.
+func forceUnmount(dir string, conn uint32) error {
+	err := syscall.Unmount(dir, syscall.MNT_FORCE)
+	if err == nil || err == syscall.EINVAL { // EINVAL: not a mount point (any more)
+		return nil
+	}
+	if conn != 0 {
+		os.WriteFile(fmt.Sprintf("/sys/fs/fuse/connections/%d/abort", conn), []byte("1"), 0)
+	}
+	if err = syscall.Unmount(dir, syscall.MNT_DETACH); err == nil || err == syscall.EINVAL {
+		return nil
+	}
+	for _, bin := range []string{"fusermount3", "fusermount"} {
+		if path, lerr := exec.LookPath(bin); lerr == nil {
+			out, xerr := exec.Command(path, "-u", "-z", dir).CombinedOutput()
+			if xerr == nil {
+				return nil
+			}
+			err = fmt.Errorf("%w; %s -u -z: %v: %s", err, bin, xerr, out)
+		}
+	}
+	return fmt.Errorf("fusefs: unmount %s: %w", dir, err)
+}
+
+// connection returns the number of the FUSE connection mounted at dir (the minor number of its
+// device, which is how /sys/fs/fuse/connections names it), or 0.
+func connection(dir string) uint32 {
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil || unix.Major(st.Dev) != 0 {
+		return 0
+	}
+	return unix.Minor(st.Dev)
+}
+
+// The states of a call.
+const (
+	pending   int32 = iota // handed to Do, not started
+	running                // started
+	returned               // fn returned
+	abandoned              // will never run: Do gave up on it, or the server is closing
+)
+
+type call struct {
+	state atomic.Int32
+	done  chan struct{}
+	once  sync.Once
+	errno syscall.Errno // valid once state is returned
+}
+
+func (c *call) signal() { c.once.Do(func() { close(c.done) }) }
+
+// exec runs fn, the fsys calls of one request, through Do, and returns fn's errno, or EIO if
+// fn did not return (it crashed, Do gave up on it, or the server is closing). fn must keep its
+// results in its own variables: the caller reads them only after a nil errno.
+func (s *Server) exec(what string, fn func() syscall.Errno) syscall.Errno {
+	select {
+	case <-s.closing:
+		return syscall.EIO
+	default:
+	}
+	c := &call{done: make(chan struct{})}
+	run := func() {
+		if !c.state.CompareAndSwap(pending, running) {
+			return
+		}
+		defer c.signal() // also when fn leaves through runtime.Goexit
+		defer func() {
+			if r := recover(); r != nil {
+				s.recordPanic(what, r)
+			}
+		}()
+		errno := fn()
+		c.errno = errno
+		c.state.Store(returned)
+	}
+	go func() {
+		s.do(run)
+		c.state.CompareAndSwap(pending, abandoned)
+		c.signal()
+	}()
+	select {
+	case <-c.done:
+	case <-s.closing:
+		c.state.CompareAndSwap(pending, abandoned)
+	}
+	if c.state.Load() == returned {
+		return c.errno
+	}
+	return syscall.EIO
+}
+
+func (s *Server) recordPanic(what string, r any) {
+	s.panicMu.Lock()
+	defer s.panicMu.Unlock()
+	if s.panicErr == nil {
+		s.panicErr = fmt.Errorf("fusefs: fsys panicked in %s (answered EIO): %v\n%s", what, r, debug.Stack())
+	}
+}
