@@ -1,0 +1,399 @@
+"""The Python client of chaoskit's process protocol (adapters/process/PROTOCOL.md, version 1).
+
+A harness that runs as its own process reaches chaoskit's world through this module: tools with
+side effects, a scripted model, virtual time, leases, messages, and progress marks. It is one
+file with nothing beyond the standard library, so it can be copied next to any harness.
+
+    import chaoskit
+
+    ck = chaoskit.connect()              # raises NotUnderChaoskit outside chaoskit
+    reply = ck.call("create_po", {"vendor": "acme", "usd": 84000}, key="run-1:po")
+    ck.mark("po filed")                  # right after the step became durable
+    ck.done({"po": reply.id})
+
+Each request is a beat, at which chaoskit may SIGKILL the process: the call then never returns.
+Durations are seconds (floats) here and whole milliseconds of virtual time on the wire. Requests
+are served one at a time, in order; a Client serializes them with a lock, so threads may share
+it, but a thread that sleeps holds up the others for that (virtual) time.
+"""
+
+import datetime
+import json
+import os
+import socket
+import threading
+from collections import namedtuple
+
+VERSION = 1
+"""The protocol version this client speaks."""
+
+CLIENT_NAME = "python/%d" % VERSION
+"""How the client names itself in its hello."""
+
+MAX_LINE = 16 << 20
+"""The longest line, in bytes, either side may send."""
+
+
+class NotUnderChaoskit(RuntimeError):
+    """connect() found no CHAOSKIT_SOCKET: the program was not started by chaoskit."""
+
+
+class ChaoskitError(Exception):
+    """An error chaoskit answered a request with; .code is the protocol's error code.
+
+    Each code has its own subclass, so `except chaoskit.Ambiguous` reads as the protocol's
+    table of errors does; a code this client does not know comes as a ChaoskitError. .message
+    is chaoskit's text, and .retry_after the seconds to wait before retrying (RateLimited; 0
+    for the others)."""
+
+    code = None
+
+    def __init__(self, message, code=None, retry_after=0.0):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.retry_after = retry_after
+
+    def __str__(self):
+        return "chaoskit: %s" % self.message
+
+
+class ProtocolError(ChaoskitError):
+    """The connection broke or chaoskit's answer made no sense (no code of the protocol)."""
+
+
+class Transient(ChaoskitError):
+    """The tool failed before applying the call: retry it, with the same key."""
+
+    code = "transient"
+
+
+class Ambiguous(ChaoskitError):
+    """The call was applied but its reply was lost: retry with the same key, or look it up."""
+
+    code = "ambiguous"
+
+
+class Timeout(ChaoskitError):
+    """The call's deadline passed and it may still be applied: as Ambiguous."""
+
+    code = "timeout"
+
+
+class Fenced(ChaoskitError):
+    """The tool has seen a newer fencing token: another worker has the run; stop."""
+
+    code = "fenced"
+
+
+class LeaseHeld(ChaoskitError):
+    """Another worker holds the lease: wait and try again."""
+
+    code = "lease_held"
+
+
+class LeaseLost(ChaoskitError):
+    """The lease expired or was taken over: stop acting for it."""
+
+    code = "lease_lost"
+
+
+class RateLimited(ChaoskitError):
+    """The model is rate limited: retry after .retry_after seconds."""
+
+    code = "rate_limited"
+
+
+class ModelServer(ChaoskitError):
+    """The model failed (a 500): retry with backoff."""
+
+    code = "model_server"
+
+
+class ContextLength(ChaoskitError):
+    """The model refused the call: the context is too long."""
+
+    code = "context_length"
+
+
+class Deadline(ChaoskitError):
+    """A wait's timeout passed (await, model) before its answer."""
+
+    code = "deadline"
+
+
+class BadRequest(ChaoskitError):
+    """chaoskit refused the request; it fails the process, so there is nothing to retry."""
+
+    code = "bad_request"
+
+
+class VersionMismatch(ChaoskitError):
+    """chaoskit speaks another version of the protocol."""
+
+    code = "version"
+
+
+_BY_CODE = {cls.code: cls for cls in (Transient, Ambiguous, Timeout, Fenced, LeaseHeld, LeaseLost,
+                                      RateLimited, ModelServer, ContextLength, Deadline,
+                                      BadRequest, VersionMismatch)}
+
+MAYBE_APPLIED = (Ambiguous, Timeout)
+"""The errors after which a call may have been applied: retry with the same key only."""
+
+RETRY_WITH_SAME_KEY = (Transient, Ambiguous, Timeout)
+"""The errors of a tool call that a retry under the same idempotency key resolves."""
+
+
+def error_for(code, message, retry_after_ms=0):
+    """Returns the exception for an error response: the subclass of ChaoskitError for code."""
+    cls = _BY_CODE.get(code, ChaoskitError)
+    return cls(message, code=code, retry_after=(retry_after_ms or 0) / 1000)
+
+
+class Reply(namedtuple("Reply", "id replayed topic", defaults=("", False, ""))):
+    """A tool's answer to a call: .id names what the call created (a purchase order's number,
+    say); .replayed says the tool had seen the key, so this is its earlier reply and nothing was
+    applied again; .topic is where an asynchronous tool will post its completion (see
+    await_)."""
+
+    __slots__ = ()
+
+
+class Message(namedtuple("Message", "topic body seq")):
+    """A message posted on a topic (an asynchronous tool's completion, a human's decision):
+    .body, and .seq, its number on the topic."""
+
+    __slots__ = ()
+
+
+class Lease(namedtuple("Lease", "name holder token expires_ms", defaults=("", 0, 0))):
+    """A time-limited claim on a named resource: .holder holds it, .token is its fencing token
+    (pass it to fenced tools as call(fence=)), and .expires_ms is when it expires, in Unix
+    milliseconds of virtual time (see .expires)."""
+
+    __slots__ = ()
+
+    @property
+    def expires(self):
+        """When the lease expires, as an aware UTC datetime of virtual time."""
+        return _from_ms(self.expires_ms)
+
+    def _wire(self):
+        return self._asdict()
+
+
+def _from_ms(ms):
+    epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+    return epoch + datetime.timedelta(milliseconds=ms)
+
+
+def _ms(seconds, what):
+    """Converts seconds (a number or a timedelta) to whole milliseconds for the wire; None (no
+    value) stays None."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, datetime.timedelta):
+        seconds = seconds.total_seconds()
+    if seconds < 0:
+        raise ValueError("chaoskit: %s is negative (%r seconds)" % (what, seconds))
+    return int(round(seconds * 1000))
+
+
+def connect(path=None, token=None):
+    """Connects to the chaoskit that started the process and says hello.
+
+    path and token default to CHAOSKIT_SOCKET and CHAOSKIT_TOKEN. Raises NotUnderChaoskit when
+    there is no socket to connect to, VersionMismatch when chaoskit speaks another version, and
+    BadRequest when it refuses the hello (a wrong token)."""
+    path = path or os.environ.get("CHAOSKIT_SOCKET", "")
+    if not path:
+        raise NotUnderChaoskit("chaoskit: CHAOSKIT_SOCKET is not set: not running under chaoskit")
+    if token is None:
+        token = os.environ.get("CHAOSKIT_TOKEN", "")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except OSError as e:
+        sock.close()
+        raise ProtocolError("connecting to %s: %s" % (path, e)) from e
+    client = Client(sock)
+    try:
+        r = client._do({"op": "hello", "v": VERSION, "token": token, "client": CLIENT_NAME})
+    except BaseException:
+        client.close()
+        raise
+    client.attempt = r.get("attempt", 0)
+    client.worker = r.get("worker", 0)
+    client.state_dir = r.get("state_dir", "")
+    return client
+
+
+class Client:
+    """A connection to chaoskit; make one with connect().
+
+    attempt numbers the process (0 for the first, one more per process started), worker is the
+    worker it belongs to, and state_dir the directory to keep durable state in: everything
+    written elsewhere is lost with the process."""
+
+    def __init__(self, sock):
+        """Wraps a connected socket; the hello is connect()'s job."""
+        self.attempt = 0
+        self.worker = 0
+        self.state_dir = ""
+        self._sock = sock
+        self._in = sock.makefile("rb")
+        self._lock = threading.Lock()
+        self._id = 0
+
+    def close(self):
+        """Closes the connection."""
+        self._in.close()
+        self._sock.close()
+
+    def __enter__(self):
+        """Returns the client, for a with statement that closes it."""
+        return self
+
+    def __exit__(self, *exc):
+        """Closes the connection."""
+        self.close()
+
+    def call(self, tool, args, key=None, fence=0, timeout=None, ref=None):
+        """Calls a tool and returns its Reply.
+
+        args say what the call does and identify the effect (any JSON value); key is the
+        idempotency key (a tool that honours keys applies a key once); fence is the caller's
+        lease token, for fenced tools; timeout (seconds), if given, is the call's deadline; ref
+        is the harness's own reference for the effect, which the tool keeps for ever (unlike a
+        key it may forget), so that lookup() finds the effect by it. Raises Transient (not
+        applied: retry), Ambiguous (the reply was lost: it may have been applied), Timeout (the
+        deadline passed: it may still be applied) or Fenced."""
+        r = self._do({"op": "call", "tool": tool, "args": args, "key": key or None, "ref": ref or None,
+                      "fence": fence or None, "timeout_ms": _positive(timeout, "timeout")})
+        return Reply(id=r.get("reply_id", ""), replayed=r.get("replayed", False),
+                     topic=r.get("topic", ""))
+
+    def lookup(self, tool, ref, timeout=None):
+        """Asks the tool for the effect applied with the reference ref (see call): its Reply, or
+        None if there is none. It is read-only, and outlives the tool's memory of keys; it can
+        fail as a call does (Transient, Ambiguous, Timeout)."""
+        r = self._do({"op": "lookup", "tool": tool, "ref": ref, "timeout_ms": _positive(timeout, "timeout")})
+        return Reply(id=r.get("reply_id", "")) if r.get("found") else None
+
+    def refuse(self, reason):
+        """Records that the harness refuses to go on, not knowing what is safe (an effect it
+        cannot tell was applied, and nothing to look it up by), with the reason a person should
+        read. Exit after it: the run ends there, and passes as refused. It is not a beat."""
+        self._do({"op": "refuse", "reason": reason})
+
+    def model(self, purpose, reply, latency=0, timeout=None):
+        """Calls the scripted model and returns its text.
+
+        purpose names the logical call ("plan step 3"), reply is what the model answers, latency
+        (seconds) how long the answer takes, timeout (seconds), if given, the call's deadline.
+        Raises RateLimited (see .retry_after), ModelServer, ContextLength or Deadline."""
+        r = self._do({"op": "model", "purpose": purpose, "reply": reply,
+                      "latency_ms": _ms(latency, "latency") or None,
+                      "timeout_ms": _positive(timeout, "timeout")})
+        return r.get("text", "")
+
+    def now(self):
+        """Returns the virtual time, an aware UTC datetime. It is not a beat."""
+        return _from_ms(self._do({"op": "now"}).get("now_ms", 0))
+
+    def sleep(self, seconds):
+        """Waits that many seconds of virtual time."""
+        self._do({"op": "sleep", "ms": _ms(seconds, "sleep") or None})
+
+    def await_(self, topic, timeout=None):
+        """Waits until a message is posted on topic, and returns all of the topic's messages.
+
+        timeout (seconds), if given, is a virtual deadline: Deadline is raised when it passes."""
+        r = self._do({"op": "await", "topic": topic, "timeout_ms": _positive(timeout, "timeout")})
+        return _messages(r)
+
+    def messages(self, topic):
+        """Returns the messages posted on topic so far, without waiting. It is not a beat."""
+        return _messages(self._do({"op": "messages", "topic": topic}))
+
+    def acquire(self, name, ttl):
+        """Takes the named lease for ttl seconds, unless another worker holds it (LeaseHeld)."""
+        r = self._do({"op": "acquire", "name": name, "ttl_ms": _ms(ttl, "ttl")})
+        return _lease(r)
+
+    def renew(self, lease, ttl):
+        """Extends a lease by ttl seconds from now, unless it was lost (LeaseLost)."""
+        r = self._do({"op": "renew", "lease": lease._wire(), "ttl_ms": _ms(ttl, "ttl")})
+        return _lease(r)
+
+    def release(self, lease):
+        """Gives a lease up."""
+        self._do({"op": "release", "lease": lease._wire()})
+
+    def mark(self, label):
+        """Declares progress: call it right after a step became durable, with a label unique
+        to the step. chaoskit measures the work a crash loses from these marks."""
+        self._do({"op": "mark", "label": label})
+
+    def random(self):
+        """Returns an integer in [0, 2**64) from the process's seeded source: use it instead of
+        your own randomness, so that runs repeat. It is not a beat."""
+        return self._do({"op": "random"}).get("value", 0)
+
+    def done(self, result):
+        """Sends the run's result (any JSON value), which chaoskit compares with the golden
+        run's. Exit with status 0 after it."""
+        self._do({"op": "done", "result": result})
+
+    def _do(self, req):
+        """Sends one request and returns its response, raising the error it carries."""
+        req = {k: v for k, v in req.items() if v is not None or k in ("args", "result")}
+        with self._lock:
+            self._id += 1
+            req["id"] = self._id
+            line = json.dumps(req, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+            if len(line) > MAX_LINE:
+                raise ValueError("chaoskit: %s: the request is longer than %d bytes"
+                                 % (req["op"], MAX_LINE))
+            try:
+                self._sock.sendall(line)
+                answer = self._in.readline(MAX_LINE + 1)
+            except OSError as e:
+                raise ProtocolError("%s: %s" % (req["op"], e)) from e
+        if len(answer) > MAX_LINE:
+            raise ProtocolError("%s: a response longer than %d bytes" % (req["op"], MAX_LINE))
+        if not answer.endswith(b"\n"):
+            raise ProtocolError("%s: no response (the connection closed)" % req["op"])
+        try:
+            r = json.loads(answer)
+        except ValueError as e:
+            raise ProtocolError("%s: malformed response: %s" % (req["op"], e)) from e
+        if not isinstance(r, dict):
+            raise ProtocolError("%s: malformed response: %.80r" % (req["op"], answer))
+        if r.get("id") not in (None, 0, req["id"]):
+            raise ProtocolError("%s: response %r to request %d" % (req["op"], r["id"], req["id"]))
+        if not r.get("ok"):
+            err = r.get("error") or {}
+            if not err:
+                raise BadRequest("%s: refused without a reason" % req["op"])
+            raise error_for(err.get("code"), err.get("message", ""), err.get("retry_after_ms", 0))
+        return r
+
+
+def _positive(seconds, what):
+    """A deadline on the wire: whole milliseconds, or None when there is none."""
+    ms = _ms(seconds, what)
+    return ms if ms else None
+
+
+def _messages(r):
+    return [Message(topic=m.get("topic", ""), body=m.get("body", ""), seq=m.get("seq", 0))
+            for m in r.get("messages") or []]
+
+
+def _lease(r):
+    l = r.get("lease") or {}
+    return Lease(name=l.get("name", ""), holder=l.get("holder", ""), token=l.get("token", 0),
+                 expires_ms=l.get("expires_ms", 0))

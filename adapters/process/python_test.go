@@ -1,0 +1,114 @@
+package process_test
+
+import (
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/adapters/process"
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
+)
+
+var (
+	pythonOnce sync.Once
+	pythonPath string
+	pythonErr  error
+)
+
+// The commands that install what the Python tests need.
+const (
+	installPython = "apt-get install -y python3"
+	installGit    = "apt-get install -y git"
+)
+
+// pythonExe returns the interpreter that python3 runs, found once by asking it, so that each
+// process starts it directly: a version manager's python3 (pyenv's shim) costs a second or
+// more per start. Without python3 it skips the test, or fails it under CI=true (needCommand).
+func pythonExe(t testing.TB) string {
+	t.Helper()
+	if tt, ok := t.(*testing.T); ok {
+		needCommand(tt, "python3", installPython)
+	} else if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not in PATH: " + installPython)
+	}
+	pythonOnce.Do(func() {
+		out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+		pythonPath, pythonErr = strings.TrimSpace(string(out)), err
+		if err == nil && pythonPath == "" {
+			pythonErr = errors.New("sys.executable is empty")
+		}
+	})
+	if pythonErr != nil {
+		t.Fatalf("finding the interpreter python3 runs: %v", pythonErr)
+	}
+	return pythonPath
+}
+
+// pythonArgv returns the command that runs a Python file of this package's tree with args.
+// It runs without the site module (-S): the programs need only the standard library, which -S
+// proves, and site's start-up is a good part of a short process's cost (pyenv's loads certifi).
+// -B leaves no __pycache__ in the source tree.
+func pythonArgv(t testing.TB, script string, args ...string) []string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.FromSlash(script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{pythonExe(t), "-S", "-B", p}, args...)
+}
+
+// The Python client's unit tests, against a fake chaoskit.
+func TestPythonClientUnit(t *testing.T) {
+	cmd := exec.Command(pythonExe(t), "-B", "-m", "unittest", "-q")
+	cmd.Dir = "python"
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("python3 -m unittest in python/: %v\n%s", err, out)
+	}
+}
+
+// The Python client makes every request of the protocol under a real chaoskit, and gets what
+// the Go client's tour gets (TestEveryRequest), plus the lease's new expiry.
+func TestPythonTour(t *testing.T) {
+	target := process.Target{Argv: pythonArgv(t, "python/tour.py"), ToolList: tools}
+	rn, err := harness.NewRunner(harness.Fresh(target), harness.Options{Name: "python/tour", Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rn.Run(nil)
+	got, err := json.Marshal(c.Result)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"attempt":0,"await_deadline":true,"lease_extended":10,"lookup":["create_po-1",null],"message":"check-1","messages":1,"model":"file the order","po":"create_po-1","random":true,"replayed":true,"slept":90,"token":1,"worker":0}`
+	if string(got) != want || c.Verdict.Outcome != oracle.Pass {
+		t.Fatalf("result %s\nwant   %s\n%s", got, want, c)
+	}
+}
+
+// A Python harness that refuses to go on, once restarted after a kill, ends its run there: the
+// case passes as refused, with its reason.
+func TestPythonRefuse(t *testing.T) {
+	client, _ := filepath.Abs("python")
+	script := `import sys; sys.path.insert(0, sys.argv[1]); import chaoskit
+ck = chaoskit.connect()
+if ck.attempt == 0:
+    ck.mark("started")
+    ck.done("done")
+else:
+    ck.refuse("cannot tell whether order 7 was filed")`
+	target := process.Target{Argv: []string{pythonExe(t), "-S", "-B", "-c", script, client}}
+	rn, err := harness.NewRunner(harness.Fresh(target), harness.Options{Name: "python/refuse"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 0}})
+	if c.Verdict.Outcome != oracle.Pass || !strings.Contains(c.Verdict.Refused, "cannot tell whether order 7 was filed") {
+		t.Fatalf("%s (refused %q)", c, c.Verdict.Refused)
+	}
+}
