@@ -1,0 +1,501 @@
+package process_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/adapters/process"
+	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/spf13/afero"
+)
+
+// pyExample is one of the Python examples as chaoskit runs it.
+type pyExample struct {
+	script string   // the program, relative to this package
+	tools  []string // its tools, as --tool takes them
+	ignore []string // what legitimately differs between runs, as --ignore takes it
+}
+
+var (
+	// burr is the Burr-style state machine of examples/burr.
+	burr = pyExample{script: "examples/burr/app.py", tools: []string{"create_po=idempotent-by-key,latency=1s"}}
+	// brat is the brat-style event log on git of examples/brat: its events carry the virtual
+	// time they were written at, and its view the commit id of the log's head, which a restart
+	// that rewrites an event changes.
+	brat = pyExample{script: "examples/brat/brat.py", tools: []string{"spawn_session=idempotent-by-key,latency=1s,fenced"},
+		ignore: []string{"$.events[*].ts", "$.view.head"}}
+)
+
+// toolFaults are the tool faults that apply to a synchronous tool (callback-dup needs an
+// asynchronous one).
+var toolFaults = []faults.Kind{faults.ToolTransient, faults.ToolAmbiguous, faults.ToolTimeout}
+
+// target returns the example as a process target, the --broken variant if broken.
+func (e pyExample) target(t testing.TB, broken bool) process.Target {
+	t.Helper()
+	tg := process.Target{Argv: pythonArgv(t, e.script), StateArgv: pythonArgv(t, e.script, "--dump-state"), Ignore: e.ignore}
+	if broken {
+		tg.Argv = append(tg.Argv, "--broken")
+	}
+	for _, spec := range e.tools {
+		tool, err := process.ParseTool(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tg.ToolList = append(tg.ToolList, tool)
+	}
+	return tg
+}
+
+// flags returns the flags of chaoskit run that describe the same target.
+func (e pyExample) flags(t testing.TB, broken bool) []string {
+	tg := e.target(t, broken)
+	args := []string{"--exec", shellJoin(tg.Argv), "--state", shellJoin(tg.StateArgv)}
+	for _, spec := range e.tools {
+		args = append(args, "--tool", spec)
+	}
+	for _, p := range e.ignore {
+		args = append(args, "--ignore", p)
+	}
+	return args
+}
+
+func shellJoin(argv []string) string {
+	words := make([]string, len(argv))
+	for i, w := range argv {
+		words[i] = campaign.ShellQuote(w)
+	}
+	return strings.Join(words, " ")
+}
+
+// exploreExample runs an exhaustive campaign of the example under the given faults.
+func exploreExample(t *testing.T, e pyExample, broken bool, kinds ...faults.Kind) (*harness.Runner, []*harness.Case) {
+	t.Helper()
+	name := e.script
+	if broken {
+		name += " --broken"
+	}
+	rn, err := harness.NewRunner(harness.Fresh(e.target(t, broken)), harness.Options{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases, err := campaign.Explore(context.Background(), rn, campaign.Options{Faults: kinds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rn, cases
+}
+
+var (
+	cliOnce sync.Once
+	cliPath string
+	cliErr  error
+)
+
+// chaoskitCLI builds the command line once, beside the test child (TestMain removes both).
+func chaoskitCLI(t testing.TB) string {
+	t.Helper()
+	cliOnce.Do(func() {
+		cliPath = filepath.Join(filepath.Dir(childBin), "chaoskit")
+		cmd := exec.Command("go", "build", "-o", cliPath, "./cmd/chaoskit")
+		cmd.Dir = filepath.Join("..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			cliErr = errors.New("building chaoskit: " + err.Error() + "\n" + string(out))
+		}
+	})
+	if cliErr != nil {
+		t.Fatal(cliErr)
+	}
+	return cliPath
+}
+
+// shell runs command lines as a user types them: in a directory of its own, with chaoskit on
+// PATH (so that a printed replay command runs as it is printed) and TMPDIR beside it (so that
+// whatever chaoskit leaves behind shows).
+type shell struct {
+	t         *testing.T
+	work, tmp string
+	env       []string
+}
+
+func newShell(t *testing.T) *shell {
+	t.Helper()
+	root := t.TempDir()
+	sh := &shell{t: t, work: filepath.Join(root, "work"), tmp: filepath.Join(root, "tmp")}
+	for _, d := range []string{sh.work, sh.tmp} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bin := filepath.Dir(chaoskitCLI(t))
+	sh.env = append(os.Environ(), "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"), "TMPDIR="+sh.tmp)
+	return sh
+}
+
+// run runs a command line and returns its output, stdout then stderr, and its exit status.
+func (sh *shell) run(line string) (string, int) {
+	sh.t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command("/bin/sh", "-c", line)
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = sh.work, sh.env, &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		sh.t.Fatalf("%s: %v", line, err)
+	}
+	return stdout.String() + stderr.String(), cmd.ProcessState.ExitCode()
+}
+
+// campaign runs chaoskit run on the example under faults, writing the report to out; it
+// returns the output, the exit status and the report's cases.
+func (sh *shell) campaign(e pyExample, broken bool, faults, out string) (string, int, []reportCase) {
+	sh.t.Helper()
+	words := []string{"chaoskit", "run", "--faults", faults, "--out", out, "--format", "text,json"}
+	for _, w := range e.flags(sh.t, broken) {
+		words = append(words, campaign.ShellQuote(w))
+	}
+	text, code := sh.run(strings.Join(words, " "))
+	return text, code, readCases(sh.t, filepath.Join(sh.work, out))
+}
+
+// clean fails the test if chaoskit left a directory in TMPDIR, or a process (a harness it
+// started) still runs in the work directory once the reaper has had a moment.
+func (sh *shell) clean() {
+	sh.t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		left, _ := filepath.Glob(filepath.Join(sh.tmp, "chaoskit-*"))
+		links, _ := filepath.Glob("/proc/[0-9]*/cwd")
+		for _, l := range links {
+			if cwd, err := os.Readlink(l); err == nil && cwd == sh.work {
+				cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(l), "cmdline"))
+				left = append(left, string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			sh.t.Fatalf("left behind: %q", left)
+		}
+	}
+}
+
+// reportCase is what the tests read of a case in report.json.
+type reportCase struct {
+	Schedule   string `json:"schedule"`
+	Verdict    string `json:"verdict"`
+	Violations []struct {
+		Property string `json:"property"`
+	} `json:"violations"`
+	Repro string `json:"repro"`
+}
+
+func (c reportCase) breaks(property string) bool {
+	return slices.ContainsFunc(c.Violations, func(v struct {
+		Property string `json:"property"`
+	}) bool {
+		return v.Property == property
+	})
+}
+
+// readCases reads the cases of the report in dir.
+func readCases(t *testing.T, dir string) []reportCase {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct{ Cases []reportCase }
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Cases
+}
+
+// The Burr example survives a SIGKILL at every beat and every tool fault at every call: it
+// records its intent and key before it acts, retries under the same key, and commits its step
+// before it marks it. The plan it records with its intent is not asked of the model again.
+func TestBurrExampleSurvivesKillsAndToolFaults(t *testing.T) {
+	t.Parallel()
+	rn, cases := exploreExample(t, burr, false, append([]faults.Kind{faults.Kill}, toolFaults...)...)
+	restarts, remade := 0, 0
+	for _, c := range cases {
+		if c.Verdict.Outcome != oracle.Pass {
+			t.Errorf("%s", c)
+		}
+		restarts, remade = restarts+c.Verdict.Metrics.Restarts, remade+c.Verdict.Metrics.ModelCallsRemade
+	}
+	g, _ := rn.Golden(nil)
+	var want []string
+	for i, action := range []string{"gather", "plan", "build", "verify", "ship"} {
+		if action == "plan" {
+			want = append(want, "model plan the loop")
+		}
+		key := fmt.Sprintf("loop-1:%d:%s", i, action)
+		want = append(want, "tool create_po key="+key+" sent", "tool create_po key="+key+" applied", fmt.Sprintf("mark step %d %s", i, action))
+	}
+	if got := g.Trace(); !slices.Equal(got, want) {
+		t.Errorf("golden trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if kills := g.Len(); len(cases) != kills+3*5 || restarts != kills || remade != 0 {
+		t.Errorf("%d cases, %d restarts, %d model calls made again: want a kill at each of the %d beats (a restart each), 3 tool faults at each of the 5 calls, and no model call made again", len(cases), restarts, remade, kills)
+	}
+}
+
+// The broken Burr example acts before it saves, without a key: the command line catches it
+// with no-duplicate-effects wherever an order was filed and not yet saved (a kill after the
+// call) or retried without its key (a lost reply, a timeout), and the replay command it prints
+// reproduces the failure.
+func TestBurrBrokenExampleIsCaughtByTheCLI(t *testing.T) {
+	t.Parallel()
+	sh := newShell(t)
+	out, code, cases := sh.campaign(burr, true, "kill,tool-transient,tool-ambiguous,tool-timeout", "report")
+	if code != 1 {
+		t.Fatalf("chaoskit run exited %d, want 1:\n%s", code, out)
+	}
+	var caught, repros []string
+	for _, c := range cases {
+		if c.breaks(oracle.NoDuplicateEffects) {
+			caught, repros = append(caught, c.Schedule), append(repros, c.Repro)
+		}
+	}
+	// A kill at each call's applied beat, and a lost reply or a timeout at each call's sent beat.
+	want := "kill@1 kill@5 kill@8 kill@11 kill@14 tool-ambiguous@0 tool-ambiguous@4 tool-ambiguous@7 tool-ambiguous@10 tool-ambiguous@13 tool-timeout@0 tool-timeout@4 tool-timeout@7 tool-timeout@10 tool-timeout@13"
+	if got := strings.Join(caught, " "); got != want {
+		t.Errorf("no-duplicate-effects under %s\nwant %s", got, want)
+	}
+	var replay string // the first replay command printed
+	for _, line := range strings.Split(out, "\n") {
+		if line = strings.TrimSpace(line); strings.HasPrefix(line, "chaoskit replay ") {
+			replay = line
+			break
+		}
+	}
+	if !slices.Contains(repros, replay) {
+		t.Fatalf("printed %q, not the replay command of a duplicate:\n%s", replay, out)
+	}
+	if out, code := sh.run(replay); code != 1 || !strings.Contains(out, "violated no-duplicate-effects") {
+		t.Fatalf("%s\nexited %d, want 1 and no-duplicate-effects:\n%s", replay, code, out)
+	}
+	sh.clean()
+}
+
+// The brat example rebuilds its view from the log on every start: the command line passes it
+// under a SIGKILL at every beat and every tool fault.
+func TestBratExampleSurvivesKillsThroughTheCLI(t *testing.T) {
+	needCommand(t, "git", installGit)
+	t.Parallel()
+	sh := newShell(t)
+	out, code, cases := sh.campaign(brat, false, "kill,tool-transient,tool-ambiguous,tool-timeout", "report")
+	if code != 0 || len(cases) != 10+3 {
+		t.Fatalf("chaoskit run exited %d with %d cases, want 0 and 13 (10 beats, 1 call):\n%s", code, len(cases), out)
+	}
+	sh.clean()
+}
+
+// The brat example's git objects are the same every time it runs: with nothing ignored, not
+// the events' times nor the head's commit id, a run without faults has the golden run's state.
+func TestBratExampleObjectIDsRepeat(t *testing.T) {
+	needCommand(t, "git", installGit)
+	t.Parallel()
+	tg := brat.target(t, false)
+	tg.Ignore = nil
+	rn, err := harness.NewRunner(harness.Fresh(tg), harness.Options{Name: "brat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rn.Run(nil)
+	head, _ := c.State.(map[string]any)["view"].(map[string]any)["head"].(string)
+	if c.Verdict.Outcome != oracle.Pass || len(head) != 40 {
+		t.Fatalf("head %q\n%s", head, c)
+	}
+}
+
+// The broken brat example trusts its view on start: a kill between an event's ref update and
+// the view's write (at each event's mark) makes it write the event again, or request a second
+// session and spawn a second agent.
+func TestBratBrokenExampleIsCaught(t *testing.T) {
+	needCommand(t, "git", installGit)
+	t.Parallel()
+	_, cases := exploreExample(t, brat, true, faults.Kill)
+	var caught []string
+	for _, c := range cases {
+		if c.Breaks(oracle.SameState) {
+			caught = append(caught, c.Schedule.String())
+		}
+		if c.Schedule.String() == "kill@2" && !(c.Breaks(oracle.NoPhantomEffects) && c.Breaks(oracle.NoLostEffects)) {
+			t.Errorf("kill@2 does not spawn the agent of a second session:\n%s", c)
+		}
+	}
+	if want := "kill@1 kill@2 kill@5 kill@7 kill@8"; strings.Join(caught, " ") != want {
+		t.Errorf("same-state broken under %v, want %s", caught, want)
+	}
+}
+
+// BenchmarkBurrCaseVsBareRun alternates, in one loop, a kill case of the Burr example (the
+// golden prefix run again up to the kill, the SIGKILL, the restart on what survived, the state
+// command and the oracle) and a bare run of the same command (harness.RunBare on a MemMapFs: no
+// beats, no faults, no state command), and reports the ratio of their times. It cycles through
+// a kill at every golden beat, so it measures the average kill case.
+func BenchmarkBurrCaseVsBareRun(b *testing.B) {
+	target := burr.target(b, false)
+	killCase := killCycle(b, harness.Fresh(target))
+	var caseT, bareT time.Duration
+	i := 0
+	for b.Loop() {
+		t0 := time.Now()
+		killCase(i)
+		t1 := time.Now()
+		if _, err := harness.RunBare(harness.Fresh(target), afero.NewMemMapFs(), harness.Options{}); err != nil {
+			b.Fatal(err)
+		}
+		t2 := time.Now()
+		caseT, bareT = caseT+t1.Sub(t0), bareT+t2.Sub(t1)
+		i++
+	}
+	b.ReportMetric(float64(caseT)/float64(bareT), "case/bare")
+	b.ReportMetric(float64(caseT.Milliseconds())/float64(i), "case-ms")
+	b.ReportMetric(float64(bareT.Milliseconds())/float64(i), "bare-ms")
+}
+
+// killCycle records the golden run of the target newTarget builds and returns a function that
+// runs the i-th case of a cycle through a kill at every golden beat, failing the benchmark if the
+// case does not pass.
+func killCycle(b *testing.B, newTarget func() harness.Target) func(i int) *harness.Case {
+	rn, err := harness.NewRunner(newTarget, harness.Options{Name: "burr"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, _ := rn.Golden(nil)
+	return func(i int) *harness.Case {
+		c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: i % g.Len()}})
+		if c.Verdict.Outcome != oracle.Pass {
+			b.Fatalf("%s", c)
+		}
+		return c
+	}
+}
+
+// stampedTarget is a process target that notes when each of its processes ended, in wall-clock
+// time: once chaoskit has SIGKILLed and reaped it and copied its state directory back.
+type stampedTarget struct {
+	process.Target
+	ended *stamps
+}
+
+func (s *stampedTarget) Run(ctx context.Context, env *harness.Env) (any, error) {
+	attempt := env.Attempt()
+	env.AtEnd(func() { s.ended.add("ended", attempt, time.Now().UnixNano()) }) // runs after the kill's
+	return s.Target.Run(ctx, env)
+}
+
+// stamps are wall-clock instants, in Unix nanoseconds, by what happened and the process's attempt.
+type stamps struct {
+	mu sync.Mutex
+	at map[string]int64
+}
+
+func (s *stamps) add(what string, attempt int, ns int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.at[what+" "+strconv.Itoa(attempt)] = ns // the last of each
+}
+
+// timedPy runs a Python harness with the client patched to append to $CHAOSKIT_BENCH_LOG the
+// wall-clock time of each request it sends and of each hello answered.
+const timedPy = `import os, runpy, sys, time
+sys.path.insert(0, sys.argv[1])
+import chaoskit
+
+def stamp(what, attempt):
+    with open(os.environ["CHAOSKIT_BENCH_LOG"], "a") as f:
+        f.write("%s %d %d\n" % (what, attempt, time.time_ns()))
+
+do, connect = chaoskit.Client._do, chaoskit.connect
+
+def timed_do(self, req):
+    if req["op"] != "hello":
+        stamp("sent", self.attempt)
+    return do(self, req)
+
+def timed_connect(*args, **kwargs):
+    ck = connect(*args, **kwargs)
+    stamp("hello", ck.attempt)
+    return ck
+
+chaoskit.Client._do, chaoskit.connect = timed_do, timed_connect
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+`
+
+// BenchmarkBurrKillToRestart measures, in wall-clock time, what a kill of the Burr example at
+// a beat costs until the restarted process has said hello: from the request the kill fired at
+// leaving the first process to the second's hello answered (kill→hello), split at the moment
+// chaoskit had killed and reaped the first and copied its state back (kill→reaped and
+// reaped→hello: a new state directory, the command started, Python's start-up, the hello). It
+// cycles through a kill at every golden beat.
+func BenchmarkBurrKillToRestart(b *testing.B) {
+	dir := b.TempDir()
+	wrapper, log := filepath.Join(dir, "timed.py"), filepath.Join(dir, "stamps.log")
+	if err := os.WriteFile(wrapper, []byte(timedPy), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	plain := burr.target(b, false)
+	client, _ := filepath.Abs("python")
+	target := stampedTarget{Target: plain, ended: &stamps{at: map[string]int64{}}}
+	target.Argv = append([]string{plain.Argv[0], "-S", "-B", wrapper, client}, plain.Argv[3:]...)
+	target.Env = []string{"CHAOSKIT_BENCH_LOG=" + log}
+	killCase := killCycle(b, harness.Fresh(target))
+	var killToReaped, reapedToHello time.Duration
+	i := 0
+	for b.Loop() {
+		os.Remove(log)
+		target.ended.at = map[string]int64{}
+		c := killCase(i)
+		at := readStamps(b, log, target.ended)
+		sent, reaped, hello := at["sent 0"], at["ended 0"], at["hello 1"]
+		if sent == 0 || reaped == 0 || hello == 0 || !(sent <= reaped && reaped <= hello) {
+			b.Fatalf("%s: stamps missing or out of order: %v", c.Schedule, at)
+		}
+		killToReaped += time.Duration(reaped - sent)
+		reapedToHello += time.Duration(hello - reaped)
+		i++
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(i) }
+	b.ReportMetric(ms(killToReaped+reapedToHello), "kill-to-hello-ms")
+	b.ReportMetric(ms(killToReaped), "kill-to-reaped-ms")
+	b.ReportMetric(ms(reapedToHello), "reaped-to-hello-ms")
+}
+
+// readStamps returns the Python side's stamps from log with the Go side's.
+func readStamps(b *testing.B, log string, goSide *stamps) map[string]int64 {
+	text, err := os.ReadFile(log)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(text)), "\n") {
+		var what string
+		var attempt int
+		var ns int64
+		if _, err := fmt.Sscanf(line, "%s %d %d", &what, &attempt, &ns); err != nil {
+			b.Fatalf("%s: %q: %v", log, line, err)
+		}
+		goSide.add(what, attempt, ns)
+	}
+	return goSide.at
+}
