@@ -10,7 +10,7 @@
 //	await ck.mark('po 1 filed');
 //	await ck.done({ po: reply.id });
 //
-// Each request is a beat, at which chaoskit may SIGKILL the process: its promise then never
+// Most requests are beats, at which chaoskit may SIGKILL the process: the promise then never
 // settles. Requests are served one at a time, in order; the client queues them, so concurrent
 // callers are safe, but one that sleeps holds up the others for that (virtual) time. The socket
 // keeps the process alive only while a request is in flight, so a harness ends when its work
@@ -454,6 +454,7 @@ export class Client {
   }
 
   /**
+   * Sends one request, waits for its response, and returns it, or throws the error it carries.
    * @param {Record<string, unknown>} req
    * @returns {Promise<Record<string, any>>}
    */
@@ -479,8 +480,9 @@ export class Client {
     if (r.ok === true) return r;
     if (!r.error) throw new BadRequestError(`${req.op}: refused without a reason`);
     const { code, message, retry_after_ms: retryAfterMs = 0 } = r.error;
+    if (!Object.hasOwn(errorsByCode, code)) throw new ChaoskitError(code, message, retryAfterMs);
     const cls = errorsByCode[/** @type {keyof typeof errorsByCode} */ (code)];
-    throw cls ? new cls(message, retryAfterMs) : new ChaoskitError(code, message, retryAfterMs);
+    throw new cls(message, retryAfterMs);
   }
 
   /**

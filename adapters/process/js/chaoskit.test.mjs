@@ -242,9 +242,10 @@ test('every error code rejects with its class, a ChaoskitError with the code', l
     assert.equal(err.retryAfterMs, code === 'rate_limited' ? 1500 : 0);
   }
   assert.ok(new RateLimitedError('x', 20) instanceof ChaoskitError);
-  code = 'something_new';
-  const err = await c.sleep(1).then(() => null, (e) => e);
-  assert.ok(err.constructor === ChaoskitError && err.code === 'something_new');
+  for (code of ['something_new', 'constructor', '__proto__']) {
+    const err = await c.sleep(1).then(() => null, (e) => e);
+    assert.ok(err.constructor === ChaoskitError && err.code === code, code);
+  }
   c.close();
 
   const srv2 = await fake(t, (req) => (req.op === 'hello' ? undefined : { ok: false }));
