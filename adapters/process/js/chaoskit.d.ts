@@ -1,6 +1,7 @@
 // Type declarations of chaoskit.mjs, the JavaScript client of chaoskit's process protocol
-// (../PROTOCOL.md). Each request is a beat at which chaoskit may SIGKILL the process; requests
-// are queued and served one at a time, in order.
+// (../PROTOCOL.md). Most requests are beats, at which chaoskit may SIGKILL the process; requests
+// are queued and served one at a time, in order. Durations (ms, latencyMs, timeoutMs, ttlMs)
+// are whole milliseconds of virtual time, from 0 to 9223372036854 (a RangeError otherwise).
 
 /** The protocol version the client speaks. */
 export declare const VERSION: 1;

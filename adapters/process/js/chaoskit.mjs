@@ -30,6 +30,12 @@ export const MAX_LINE = 16 << 20;
 const CLIENT_NAME = `js/${VERSION}`;
 const MAX_UINT64 = (1n << 64n) - 1n;
 
+/**
+ * The longest duration chaoskit can hold, in milliseconds (Go's time.Duration, about 292
+ * years): chaoskit takes a longer one for a negative one, so the client refuses it.
+ */
+const MAX_MILLIS = 9_223_372_036_854;
+
 /** Thrown by connect() when the process was not started by chaoskit (CHAOSKIT_SOCKET is unset). */
 export class NotUnderChaoskit extends Error {
   constructor() {
@@ -550,8 +556,8 @@ function need(op, field, v) {
  */
 function millis(op, field, v) {
   if (v === undefined || v === 0) return undefined;
-  if (!Number.isSafeInteger(v) || /** @type {number} */ (v) < 0) {
-    throw new RangeError(`chaoskit: ${op}: ${field} must be a whole, non-negative number of milliseconds, got ${String(v)}`);
+  if (!Number.isSafeInteger(v) || /** @type {number} */ (v) < 0 || /** @type {number} */ (v) > MAX_MILLIS) {
+    throw new RangeError(`chaoskit: ${op}: ${field} must be a whole number of milliseconds from 0 to ${MAX_MILLIS}, got ${String(v)}`);
   }
   return /** @type {number} */ (v);
 }

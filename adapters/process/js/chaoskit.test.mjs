@@ -284,8 +284,10 @@ test('close() makes later requests fail', limit, async (t) => {
 test('misuse is refused before anything is sent, naming the field', limit, async (t) => {
   const srv = await fake(t);
   const c = await connect({ env: srv.env });
-  await assert.rejects(c.sleep(1.5), /sleep: ms must be a whole, non-negative number/);
+  await assert.rejects(c.sleep(1.5), /sleep: ms must be a whole number of milliseconds from 0 to 9223372036854/);
   await assert.rejects(c.sleep(-1), RangeError);
+  await assert.rejects(c.await('t', { timeoutMs: Number.MAX_SAFE_INTEGER }), /await: timeoutMs/); // past Go's durations
+  await assert.rejects(c.acquire('run', 1e13), /acquire: ttlMs/);
   await assert.rejects(c.call({}), /call: tool must be a non-empty string/);
   await assert.rejects(c.call({ tool: 'x', fence: -1 }), /call: fence must be a uint64/);
   await assert.rejects(c.call({ tool: 'x', fence: 1n << 64n }), RangeError);
