@@ -1,7 +1,6 @@
 package process
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -9,9 +8,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 )
 
 // Everything a Target makes on the machine lives under one root directory per chaoskit process
@@ -97,8 +97,8 @@ func reap(dir string) {
 	clean(dir)
 }
 
-// clean kills the process groups recorded under dir, unmounts what is mounted under it, and
-// removes it.
+// clean kills the process groups recorded under dir, unmounts what is mounted under it (the
+// state directories of processes on a FUSE disk), and removes it.
 func clean(dir string) {
 	groups, _ := os.ReadDir(filepath.Join(dir, "groups"))
 	for _, g := range groups {
@@ -106,9 +106,7 @@ func clean(dir string) {
 			syscall.Kill(-pgid, syscall.SIGKILL)
 		}
 	}
-	for _, m := range mountsUnder(dir) {
-		syscall.Unmount(m, syscall.MNT_DETACH)
-	}
+	fusefs.Cleanup(dir) // mounts left by a process that could not unmount, aborted first
 	os.RemoveAll(dir)
 }
 
@@ -134,44 +132,4 @@ func removeStale() {
 		}
 		clean(dir)
 	}
-}
-
-// mountsUnder lists the mount points under dir, deepest first, from /proc/self/mountinfo.
-func mountsUnder(dir string) []string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 4 && strings.HasPrefix(fields[4], dir+"/") {
-			out = append(out, unescapeMount(fields[4]))
-		}
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out
-}
-
-// unescapeMount undoes mountinfo's octal escapes of spaces and the like.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

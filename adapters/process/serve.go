@@ -15,8 +15,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/spf13/afero"
@@ -40,8 +42,12 @@ type proc struct {
 	token    string
 	ln       *net.UnixListener
 	child    *child
-	lines    chan []byte // the connection's request lines; closed at its end
-	conn     net.Conn    // set once the hello is accepted
+	srv      *fusefs.Server // the state directory's mount (FUSE)
+	fsops    chan fsop      // the mount's filesystem operations, for the serve loop to run
+	dead     chan struct{}  // closed once the process is stopping: the mount runs nothing more
+	mounting atomic.Bool    // the mount is being made: its probe runs at once (see onLoop)
+	lines    chan []byte    // the connection's request lines; closed at its end
+	conn     net.Conn       // set once the hello is accepted
 	connMu   sync.Mutex
 	helloErr chan error // a refused hello, for the serve loop to fail the process with
 
@@ -60,7 +66,8 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{t: t, env: env, disk: unwrap(env.FS()), lines: make(chan []byte, 16), helloErr: make(chan error, 1)}
+	p := &proc{t: t, env: env, disk: unwrap(env.FS()), lines: make(chan []byte, 16), helloErr: make(chan error, 1),
+		fsops: make(chan fsop), dead: make(chan struct{})}
 	if p.dir, err = os.MkdirTemp(root, "p"); err != nil {
 		return nil, fmt.Errorf("process: %w", err)
 	}
@@ -73,6 +80,7 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 		return nil, err
 	}
 	if p.ln, err = net.ListenUnix("unix", &net.UnixAddr{Name: p.sock, Net: "unix"}); err != nil {
+		p.unmount()
 		p.cleanup()
 		return nil, fmt.Errorf("process: listening on %s: %w", p.sock, err)
 	}
@@ -80,6 +88,7 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 		EnvStateDir + "=" + p.state, EnvAttempt + "=" + strconv.Itoa(env.Attempt()), EnvWorker + "=" + strconv.Itoa(env.Worker())}
 	if p.child, err = startChild(t.Argv, t.Dir, append(append([]string(nil), t.Env...), vars...)); err != nil {
 		p.ln.Close()
+		p.unmount()
 		p.cleanup()
 		return nil, err
 	}
@@ -95,15 +104,61 @@ func unwrap(fsys afero.Fs) afero.Fs {
 	return fsys
 }
 
-// prepare makes the state directory: a copy of the disk (Plain).
+// prepare makes the state directory: the disk mounted (FUSE), or a copy of it (Plain).
 func (p *proc) prepare() error {
 	if err := os.Mkdir(p.state, 0o700); err != nil {
 		return fmt.Errorf("process: %w", err)
+	}
+	if p.t.Disk == FUSE {
+		fsys := p.env.FS() // every operation a beat
+		if p.t.Beats == CallBeats {
+			fsys = p.disk // no operation a beat: storage faults fire at requests
+		}
+		var err error
+		p.mounting.Store(true)
+		p.srv, err = fusefs.Mount(p.state, fsys, fusefs.Options{Do: p.onLoop, Now: p.env.Now})
+		p.mounting.Store(false)
+		if err != nil {
+			return fmt.Errorf("process: mounting the disk on %s: %w", p.state, err)
+		}
+		return nil
 	}
 	if err := copyIn(p.disk, p.state); err != nil {
 		return fmt.Errorf("process: copying the disk into %s: %w", p.state, err)
 	}
 	return nil
+}
+
+// fsop is one filesystem operation of the mount, for the serve loop to run.
+type fsop struct {
+	op   func()
+	done chan struct{}
+}
+
+// onLoop runs op, a filesystem operation of the mount, on the goroutine that runs the process
+// (the serve loop), where every Env call is made, and returns when it has run. If the process
+// is stopping, or op crashed it (ending the serve loop's goroutine), onLoop returns without
+// waiting: the mount answers EIO.
+//
+// While the mount is being made, the goroutine that runs the process is inside Mount, waiting
+// for the kernel to answer the mount's own probe of its root (a lookup, never a beat), which
+// needs this very call: those run at once, on the server's goroutine, or the mount would wait
+// for itself.
+func (p *proc) onLoop(op func()) {
+	if p.mounting.Load() {
+		op()
+		return
+	}
+	o := fsop{op: op, done: make(chan struct{})}
+	select {
+	case p.fsops <- o:
+	case <-p.dead:
+		return
+	}
+	select {
+	case <-o.done:
+	case <-p.dead:
+	}
 }
 
 // accept takes the child's connection, and refuses any other. It ends when the listener is
@@ -192,6 +247,9 @@ func (p *proc) serve(ctx context.Context) (any, error) {
 				p.stop()
 				return nil, err
 			}
+		case o := <-p.fsops:
+			o.op()
+			close(o.done)
 		case err := <-p.helloErr:
 			p.stop()
 			return nil, err
@@ -421,11 +479,12 @@ func writeLine(c net.Conn, r response) {
 }
 
 // stop ends the process, once: it kills the command's process group and waits for it, closes
-// the socket, copies the state directory back to the disk (Plain) and removes the process's
-// directory. It runs when Run returns and, through Env.AtEnd, when a fault crashes the
-// process, before the crash reaches the disk.
+// the socket, unmounts the state directory (FUSE) or copies it back to the disk (Plain), and
+// removes the process's directory. It runs when Run returns and, through Env.AtEnd, when a
+// fault crashes the process, before the crash reaches the disk.
 func (p *proc) stop() {
 	p.stopOnce.Do(func() {
+		close(p.dead) // first: a request the dying command left on the mount fails, and it can die
 		p.child.kill()
 		p.ln.Close()
 		p.connMu.Lock()
@@ -433,11 +492,23 @@ func (p *proc) stop() {
 			p.conn.Close()
 		}
 		p.connMu.Unlock()
-		if err := copyOut(p.state, p.disk); err != nil {
+		if p.srv != nil {
+			if err := p.srv.Unmount(); err != nil {
+				p.stopErr = fmt.Errorf("process: %w", err)
+			}
+		} else if err := copyOut(p.state, p.disk); err != nil {
 			p.stopErr = err
 		}
 		p.cleanup()
 	})
+}
+
+// unmount unmounts the state directory, if it is mounted, when the process could not start.
+func (p *proc) unmount() {
+	if p.srv != nil {
+		close(p.dead)
+		p.srv.Unmount()
+	}
 }
 
 // cleanup removes the process's directory.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/spf13/afero"
@@ -55,7 +56,23 @@ type Target struct {
 	Ignore []string
 	// Disk says how the state directory reaches chaoskit's disk; the default is Plain.
 	Disk Disk
+	// Beats says, with a FUSE disk, which of the command's doings are beats: AllBeats (the
+	// default: its requests and every mutating file operation) or CallBeats (its requests
+	// only), for a command whose background I/O differs from run to run. With CallBeats the
+	// disk still keeps what was fsynced apart from what was not, so power loss and torn
+	// writes still apply, at requests; faults that fire at a write or an fsync (diskfull,
+	// fsyncfail) cannot.
+	Beats Beats
 }
+
+// Beats says which of a command's doings are beats.
+type Beats string
+
+// The beat modes.
+const (
+	AllBeats  Beats = "all"
+	CallBeats Beats = "calls"
+)
 
 // Tools returns t.ToolList.
 func (t Target) Tools() []harness.Tool { return t.ToolList }
@@ -65,7 +82,11 @@ func (t Target) Tools() []harness.Tool { return t.ToolList }
 // recording, and workers cannot share its state directory.
 func (t Target) Limits() harness.Limits {
 	if t.Disk == FUSE {
-		return harness.Limits{}
+		if t.Beats != CallBeats {
+			return harness.Limits{}
+		}
+		why := "with --beats calls the command's file operations are not beats; drop --beats calls"
+		return harness.Limits{Unsupported: map[faults.Kind]string{faults.DiskFull: why, faults.FsyncFail: why}}
 	}
 	why := "the state directory is a copy (--disk plain): chaoskit does not see the command's writes; use --disk fuse"
 	l := harness.Limits{NoDerive: true, OneWorker: "workers cannot share a copied state directory; use --disk fuse", Unsupported: map[faults.Kind]string{}}
@@ -84,9 +105,22 @@ func (t Target) Validate() error {
 		return fmt.Errorf("process.Target: no command (Argv is empty)")
 	}
 	switch t.Disk {
-	case "", Plain, FUSE:
+	case "", Plain:
+	case FUSE:
+		if err := fusefs.Available(); err != nil {
+			return fmt.Errorf("process.Target: --disk fuse: %w", err)
+		}
 	default:
 		return fmt.Errorf("process.Target: unknown disk mode %q (want plain or fuse)", t.Disk)
+	}
+	switch t.Beats {
+	case "", AllBeats:
+	case CallBeats:
+		if t.Disk != FUSE {
+			return fmt.Errorf("process.Target: --beats calls is for --disk fuse (on a plain disk only requests are beats anyway)")
+		}
+	default:
+		return fmt.Errorf("process.Target: unknown beats mode %q (want all or calls)", t.Beats)
 	}
 	for _, p := range t.Ignore {
 		if _, err := parsePath(p); err != nil {

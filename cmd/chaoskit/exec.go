@@ -32,11 +32,11 @@ func (m *multiFlag) Set(s string) error {
 // apply to every command given (--name pairs with the --exec in the same place).
 type execFlags struct {
 	exec, names, tools, ignore, env multiFlag
-	state, disk, dir                *string
+	state, disk, beats, dir         *string
 }
 
 // execParams are the flags of execFlags, in the order error messages name them.
-var execParams = []string{"exec", "name", "tool", "state", "ignore", "disk", "dir", "env"}
+var execParams = []string{"exec", "name", "tool", "state", "ignore", "disk", "beats", "dir", "env"}
 
 func addExecFlags(fs *flag.FlagSet) *execFlags {
 	f := &execFlags{}
@@ -46,6 +46,7 @@ func addExecFlags(fs *flag.FlagSet) *execFlags {
 	f.state = fs.String("state", "", "a command that prints the commands' durable state as JSON, run on a copy of the state directory")
 	fs.Var(&f.ignore, "ignore", "a JSON path left out when results and states are compared, e.g. '$.checkpoints[*].ts' (repeatable)")
 	f.disk = fs.String("disk", "plain", "how the state directory reaches chaoskit's fault disk: plain (a copy: kill only) or fuse (a mount: every storage fault)")
+	f.beats = fs.String("beats", "all", "with --disk fuse, which of a command's doings are beats: all (requests and file operations) or calls (requests only)")
 	f.dir = fs.String("dir", "", "the commands' working directory (default: the current one)")
 	fs.Var(&f.env, "env", "KEY=VALUE added to the commands' environment (repeatable)")
 	return f
@@ -71,6 +72,9 @@ func (f *execFlags) commands() ([]reports.Command, error) {
 			return nil, usagef("--exec %q: %v", line, err)
 		}
 		cmd := reports.Command{Argv: argv, Dir: *f.dir, Env: f.env, Tools: f.tools, Ignore: f.ignore, Disk: *f.disk}
+		if *f.beats != string(process.AllBeats) {
+			cmd.Beats = *f.beats
+		}
 		if *f.state != "" {
 			if cmd.State, err = splitCommand(*f.state); err != nil {
 				return nil, usagef("--state %q: %v", *f.state, err)
@@ -102,6 +106,8 @@ func (f *execFlags) givenWithout(name string) bool {
 		return len(f.ignore) > 0
 	case "disk":
 		return *f.disk != "plain"
+	case "beats":
+		return *f.beats != "all"
 	case "dir":
 		return *f.dir != ""
 	case "env":
@@ -113,7 +119,7 @@ func (f *execFlags) givenWithout(name string) bool {
 // execTarget returns the campaign target that runs cmd, or a usage error naming what is wrong
 // with it.
 func execTarget(cmd reports.Command) (campaign.Target, error) {
-	t := process.Target{Argv: cmd.Argv, Dir: cmd.Dir, Env: cmd.Env, StateArgv: cmd.State, Ignore: cmd.Ignore, Disk: process.Disk(cmd.Disk)}
+	t := process.Target{Argv: cmd.Argv, Dir: cmd.Dir, Env: cmd.Env, StateArgv: cmd.State, Ignore: cmd.Ignore, Disk: process.Disk(cmd.Disk), Beats: process.Beats(cmd.Beats)}
 	for _, spec := range cmd.Tools {
 		tool, err := process.ParseTool(spec)
 		if err != nil {
@@ -186,6 +192,9 @@ func replayExec(cmd reports.Command, seed uint64, s faults.Schedule) string {
 	}
 	if cmd.Disk != "" && cmd.Disk != string(process.Plain) {
 		words = append(words, "--disk", q(cmd.Disk))
+	}
+	if cmd.Beats != "" {
+		words = append(words, "--beats", q(cmd.Beats))
 	}
 	if cmd.Dir != "" {
 		words = append(words, "--dir", q(cmd.Dir))

@@ -2,14 +2,19 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 )
 
 // binaries are the chaoskit command and the process adapter's test child, built once.
@@ -54,10 +59,17 @@ func childArgs(child string) []string {
 		"--tool", "check=idempotent,async=10m", "--state", child + " -dump-state"}
 }
 
-// leftovers lists what a campaign left on the machine: processes of the test child, and
-// chaoskit's directories under tmp.
+// leftovers lists what a campaign left on the machine: processes of the test child, chaoskit's
+// directories under tmp, and mounts under them.
 func leftovers(child, tmp string) []string {
 	var out []string
+	if b, err := os.ReadFile("/proc/self/mounts"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], tmp+"/") {
+				out = append(out, "mount "+f[1])
+			}
+		}
+	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		if b, err := os.ReadFile(p); err == nil && bytes.HasPrefix(b, []byte(child+"\x00")) {
@@ -172,4 +184,72 @@ func TestProvenanceAndBaselines(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errOut, "is a report of another campaign (seed 2, not 1)") {
 		t.Fatalf("a baseline of another seed: exit %d: %s", code, errOut)
 	}
+}
+
+// The same with the commands' state directories mounted over FUSE: a SIGKILLed chaoskit's
+// reaper unmounts them; if the reaper is killed too, the next chaoskit to start finds the stale
+// mounts and removes them.
+func TestFUSEMountsAreNeverLeft(t *testing.T) {
+	if err := fusefs.Available(); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	cli, child := built(t)
+	tmp := t.TempDir()
+	start := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(cli, append(append([]string{"run"}, childArgs(child)...), args...)...)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	running := func(cmd *exec.Cmd) {
+		for deadline := time.Now().Add(20 * time.Second); !slices.ContainsFunc(leftovers(child, tmp), func(l string) bool { return strings.HasPrefix(l, "mount ") }); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatal("no mount appeared")
+			}
+		}
+	}
+	for _, killReaper := range []bool{false, true} {
+		cmd := start("--disk", "fuse", "--faults", "kill,power", "--mode", "random", "--cases", "100000", "--out", filepath.Join(tmp, fmt.Sprint("r", killReaper)))
+		running(cmd)
+		if killReaper {
+			for _, pid := range reapers(tmp) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		if killReaper { // nobody cleaned up: the next run does, before it starts
+			next := exec.Command(cli, "run", "--target", "reference", "--faults", "kill", "--cases", "1", "--out", filepath.Join(tmp, "next"))
+			next.Env = append(os.Environ(), "TMPDIR="+tmp)
+			if out, err := next.CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			// The reference agent is not a command: nothing made it create its root, so start
+			// one that is, briefly.
+			cmd := start("--faults", "kill", "--out", filepath.Join(tmp, "next-exec"))
+			cmd.Wait()
+		}
+		noLeftovers(t, child, tmp)
+	}
+}
+
+// reapers returns the pids of the reapers watching over directories under tmp.
+func reapers(tmp string) []int {
+	var pids []int
+	envs, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, e := range envs {
+		b, err := os.ReadFile(e)
+		if err == nil && bytes.Contains(b, []byte("CHAOSKIT_REAPER="+tmp)) {
+			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(e))); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
 }

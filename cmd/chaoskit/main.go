@@ -112,6 +112,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if c.name == args[0] {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			go func() {
+				<-ctx.Done()
+				stop() // the first signal stops the campaign between cases; a second, chaoskit
+			}()
 			env := &cli{ctx: ctx, args: args, stdout: stdout, stderr: stderr, terminal: isTerminal(stderr), fs: afero.NewOsFs(), now: time.Now}
 			return exitCode(c.run(env, args[1:]), stderr)
 		}

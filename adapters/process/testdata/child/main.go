@@ -46,8 +46,8 @@ func main() {
 		fail(err)
 	}
 	switch *mode {
-	case "correct", "act-then-save":
-		orders(c, *mode == "act-then-save")
+	case "correct", "act-then-save", "no-fsync":
+		orders(c, *mode)
 	case "tour":
 		tour(c)
 	case "refuse":
@@ -73,10 +73,11 @@ type checkpoint struct {
 	Next  int      `json:"next"`
 }
 
-// orders files three purchase orders. Correct: it records each with its key in a checkpoint
-// first (write a temporary file, fsync, rename), and retries it with the same key, which the
-// tool deduplicates. With actThenSave it files first, without a key, and saves after.
-func orders(c *client.Client, actThenSave bool) {
+// orders files three purchase orders, checkpointing each in orders.json through a temporary
+// file, an fsync, a rename and an fsync of the directory, and retries a call with the same key,
+// which the tool deduplicates. act-then-save files without a key; no-fsync fsyncs nothing.
+func orders(c *client.Client, mode string) {
+	actThenSave := mode == "act-then-save"
 	path := filepath.Join(c.StateDir, "orders.json")
 	var cp checkpoint
 	if b, err := os.ReadFile(path); err == nil {
@@ -101,13 +102,13 @@ func orders(c *client.Client, actThenSave bool) {
 			fail(err)
 		}
 		cp.Filed, cp.Next = append(cp.Filed, r.ID), i+1
-		save(path, cp)
+		save(path, cp, mode != "no-fsync")
 		must(c.Mark(fmt.Sprintf("po %d filed", i)))
 	}
 	must(c.Done(map[string]any{"filed": len(cp.Filed)}))
 }
 
-func save(path string, cp checkpoint) {
+func save(path string, cp checkpoint, fsync bool) {
 	b, _ := json.Marshal(cp)
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
@@ -117,9 +118,19 @@ func save(path string, cp checkpoint) {
 	if _, err := f.Write(b); err != nil {
 		fail(err)
 	}
-	must(f.Sync())
+	if fsync {
+		must(f.Sync())
+	}
 	must(f.Close())
 	must(os.Rename(tmp, path))
+	if fsync {
+		d, err := os.Open(filepath.Dir(path))
+		if err != nil {
+			fail(err)
+		}
+		must(d.Sync())
+		d.Close()
+	}
 }
 
 // tour makes every request of the protocol once and sends what came back as its result.
