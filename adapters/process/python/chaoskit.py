@@ -33,6 +33,10 @@ CLIENT_NAME = "python/%d" % VERSION
 MAX_LINE = 16 << 20
 """The longest line, in bytes, either side may send."""
 
+MAX_MS = 9_223_372_036_854
+"""The longest duration chaoskit can hold, in milliseconds (Go's time.Duration, about 292
+years): it takes a longer one for a negative one, so the client refuses it."""
+
 
 class NotUnderChaoskit(RuntimeError):
     """connect() found no CHAOSKIT_SOCKET: the program was not started by chaoskit."""
@@ -191,13 +195,13 @@ def _from_ms(ms):
 
 def _ms(seconds, what):
     """Converts seconds (a number or a timedelta) to whole milliseconds for the wire; None (no
-    value) stays None."""
+    value) stays None. A negative duration, or one past MAX_MS, is a ValueError."""
     if seconds is None:
         return None
     if isinstance(seconds, datetime.timedelta):
         seconds = seconds.total_seconds()
-    if seconds < 0:
-        raise ValueError("chaoskit: %s is negative (%r seconds)" % (what, seconds))
+    if not 0 <= seconds <= MAX_MS / 1000:  # NaN too
+        raise ValueError("chaoskit: %s must be from 0 to %d seconds, not %r" % (what, MAX_MS // 1000, seconds))
     return int(round(seconds * 1000))
 
 
@@ -270,6 +274,8 @@ class Client:
         key it may forget), so that lookup() finds the effect by it. Raises Transient (not
         applied: retry), Ambiguous (the reply was lost: it may have been applied), Timeout (the
         deadline passed: it may still be applied) or Fenced."""
+        if not 0 <= fence < 1 << 64:
+            raise ValueError("chaoskit: call: fence must be a uint64, not %r" % (fence,))
         r = self._do({"op": "call", "tool": tool, "args": args, "key": key or None, "ref": ref or None,
                       "fence": fence or None, "timeout_ms": _positive(timeout, "timeout")})
         return Reply(id=r.get("reply_id", ""), replayed=r.get("replayed", False),

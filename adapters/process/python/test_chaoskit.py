@@ -188,6 +188,8 @@ class RequestTest(ServerTest):
         self.assertEqual(r, chaoskit.Reply(id="create_po-1", replayed=True, topic="t/create_po"))
         self.assertEqual(self.last(), {"id": 2, "op": "call", "tool": "create_po", "args": {"usd": 84000},
                                        "key": "run:3", "fence": 4, "timeout_ms": 1500})
+        with self.assertRaises(ValueError):
+            self.ck.call("create_po", None, fence=1 << 64)
         self.ck.call("create_po", None, ref="order-1")
         self.assertEqual(self.last(), {"id": 3, "op": "call", "tool": "create_po", "args": None, "ref": "order-1"})
 
@@ -211,9 +213,12 @@ class RequestTest(ServerTest):
         self.assertEqual(now, datetime.datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=datetime.timezone.utc))
         self.ck.sleep(datetime.timedelta(hours=52))
         self.assertEqual(self.last(), {"id": 3, "op": "sleep", "ms": 52 * 3600 * 1000})
-        with self.assertRaises(ValueError):
-            self.ck.sleep(-1)
-        self.assertEqual(len(self.server.lines), 3, "a negative sleep was sent")
+        for bad in (-1, float("nan"), 10**10):  # 10**10 s is past Go's longest Duration
+            with self.assertRaises(ValueError, msg=bad):
+                self.ck.sleep(bad)
+        with self.assertRaisesRegex(ValueError, "timeout must be from 0 to 9223372036 seconds"):
+            self.ck.await_("t", timeout=float("inf"))
+        self.assertEqual(len(self.server.lines), 3, "a duration out of range was sent")
 
     def test_messages(self):
         want = [chaoskit.Message(topic="approvals", body="done", seq=1)]
