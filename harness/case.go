@@ -50,8 +50,13 @@ func (c *Case) Breaks(property string) bool {
 // Failed reports whether the case's verdict is fail.
 func (c *Case) Failed() bool { return c.Verdict.Outcome == oracle.Fail }
 
-// traceContext is how many beats either side of a fault a trace shows.
+// traceContext is how many beats either side of a fault, and of a process's end, a trace shows.
 const traceContext = 4
+
+// traceExplain is how many beats a trace shows at most for each kind of explanation beyond the
+// faults and the ends: the calls of one tool whose effect was applied too often, the takeovers of
+// a lease, the marks one process made again.
+const traceExplain = 6
 
 // TraceBeat is one beat of a case's run, as a trace shows it.
 type TraceBeat struct {
@@ -62,9 +67,21 @@ type TraceBeat struct {
 	Note    string // what happened there: what a crash did, how a process ended
 }
 
-// Trace returns the beats around each fault and each process end, with what happened there.
+// Trace returns the beats that explain the case, with what happened there: the beats around
+// each fault and each process end; the first beat of each process ("process N starts"); the
+// acquisitions by which a worker took a lease over from another; the tool calls behind a
+// duplicated effect (those of the tools the oracle counted duplicates of whose idempotency key
+// repeats, or all that tool's calls when none does) or a phantom one (calls whose key repeats);
+// and, for bounded-work-lost, the marks a process made again, the first and the last of each
+// process. Each kind of explanation keeps a few beats at most, so a trace stays short however
+// long the run: about 9 beats per fault and per process, and a few dozen more.
+//
+// The verdict names the beats of a duplicated or phantom effect only in its text; the trace
+// finds the calls from the beats themselves, which do not say what a call's arguments were, so
+// for a tool called often it may keep calls beside the ones that count.
 func (c *Case) Trace() []TraceBeat {
 	keep := map[int]bool{}
+	notes := map[int]string{}
 	for i := range c.Beats {
 		if c.Beats[i].Fault > 0 || c.Notes[i] != "" {
 			for j := max(0, i-traceContext); j <= min(len(c.Beats)-1, i+traceContext); j++ {
@@ -72,10 +89,32 @@ func (c *Case) Trace() []TraceBeat {
 			}
 		}
 	}
+	for _, i := range c.processStarts() {
+		keep[i] = true
+		notes[i] = fmt.Sprintf("process %d starts", c.Beats[i].Attempt)
+	}
+	for _, i := range c.takeovers() {
+		keep[i] = true
+	}
+	for i, note := range c.effectCalls() {
+		keep[i] = true
+		if note != "" {
+			notes[i] = note
+		}
+	}
+	if c.Breaks(oracle.BoundedWorkLost) {
+		for i, note := range c.marksMadeAgain() {
+			keep[i] = true
+			notes[i] = note
+		}
+	}
 	out := make([]TraceBeat, 0, len(keep))
 	for _, i := range slices.Sorted(maps.Keys(keep)) {
 		b := c.Beats[i]
 		tb := TraceBeat{Beat: i, Attempt: b.Attempt, Label: b.Label(), Note: c.Notes[i]}
+		if tb.Note == "" { // what the run noted comes first; the trace's own notes fill in
+			tb.Note = notes[i]
+		}
 		if b.Fault > 0 {
 			tb.Fault = c.Schedule[b.Fault-1].String()
 		}
@@ -84,12 +123,180 @@ func (c *Case) Trace() []TraceBeat {
 	return out
 }
 
-// String describes the case on one screen: what broke, the beats around the fault, and the
-// command that replays it.
+// processStarts returns the first beat of each process.
+func (c *Case) processStarts() []int {
+	var out []int
+	seen := map[int]bool{}
+	for i, b := range c.Beats {
+		if !seen[b.Attempt] {
+			seen[b.Attempt] = true
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// takeovers returns the beats at which a worker acquired a lease that another worker held last:
+// the acquisitions after which the process went on to something other than waiting and asking
+// again (the beats do not say whether an acquisition succeeded). It keeps the first and the last
+// few.
+func (c *Case) takeovers() []int {
+	var out []int
+	holder := map[string]int{} // lease -> the worker that acquired it last
+	for i, b := range c.Beats {
+		if b.Kind != BeatLease || b.Key != "acquire" || !c.wentOn(i) {
+			continue
+		}
+		if last, ok := holder[b.Name]; ok && last != b.Worker {
+			out = append(out, i)
+		}
+		holder[b.Name] = b.Worker
+	}
+	return ends(out, traceExplain)
+}
+
+// wentOn reports whether the process of beat i made a beat after it, other than a sleep or
+// another call to the lease service.
+func (c *Case) wentOn(i int) bool {
+	for _, b := range c.Beats[i+1:] {
+		if b.Attempt == c.Beats[i].Attempt {
+			return b.Kind != BeatSleep && b.Kind != BeatLease
+		}
+	}
+	return false
+}
+
+// effectCalls returns the beats of the tool calls behind the duplicated and phantom effects of
+// the verdict, each call's sent beat and the beat at which it was applied, with a note on a call
+// that repeats an earlier one's key. For each tool the oracle counted duplicates of, it keeps the
+// calls whose key an earlier call of that tool had and those earlier calls, or every call of the
+// tool when no key repeats (a key that changes, or none); for phantom effects, whose tools the
+// verdict does not name, the calls of any tool whose key repeats. It keeps the first and the last
+// few of each tool.
+func (c *Case) effectCalls() map[int]string {
+	phantom := c.Breaks(oracle.NoPhantomEffects)
+	if len(c.Verdict.DuplicatesByTool) == 0 && !phantom {
+		return nil
+	}
+	calls := map[string][]int{} // tool -> its calls' sent beats
+	var tools []string
+	for i, b := range c.Beats {
+		if b.Kind == BeatToolSent && b.Ref == "" { // a lookup applies nothing
+			if calls[b.Name] == nil {
+				tools = append(tools, b.Name)
+			}
+			calls[b.Name] = append(calls[b.Name], i)
+		}
+	}
+	out := map[int]string{}
+	for _, tool := range tools {
+		repeats, notes := c.keyRepeats(calls[tool])
+		var chosen []int
+		switch dup := c.Verdict.DuplicatesByTool[tool] > 0; {
+		case dup && len(repeats) > 0, !dup && phantom:
+			chosen = repeats
+		case dup:
+			chosen = calls[tool]
+		}
+		for _, i := range ends(chosen, traceExplain) {
+			out[i] = notes[i]
+			if j := c.applied(i); j >= 0 {
+				out[j] = ""
+			}
+		}
+	}
+	return out
+}
+
+// keyRepeats returns, of the tool calls sent at the given beats, those whose idempotency key an
+// earlier one had, and those earlier ones, in order; with a note for each repeat.
+func (c *Case) keyRepeats(sent []int) ([]int, map[int]string) {
+	first := map[string]int{}
+	var out []int
+	notes := map[int]string{}
+	for _, i := range sent {
+		key := c.Beats[i].Key
+		if key == "" {
+			continue
+		}
+		j, ok := first[key]
+		if !ok {
+			first[key] = i
+			continue
+		}
+		out = append(out, j, i)
+		notes[i] = fmt.Sprintf("the same key as beat %d (process %d)", j, c.Beats[j].Attempt)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), notes
+}
+
+// applied returns the beat at which the tool call sent at beat i was applied, or -1.
+func (c *Case) applied(i int) int {
+	s := c.Beats[i]
+	for j := i + 1; j < len(c.Beats); j++ {
+		b := c.Beats[j]
+		if b.Attempt != s.Attempt {
+			continue
+		}
+		if b.Kind == BeatToolApplied && b.Name == s.Name && b.Key == s.Key && b.Ref == "" {
+			return j
+		}
+		if b.Kind == BeatToolSent && b.Name == s.Name && b.Key == s.Key {
+			return -1 // sent again before it was applied: that one was not
+		}
+	}
+	return -1
+}
+
+// marksMadeAgain returns the marks made again (a label is unique to its step, so a mark whose
+// label was made before is durable work done again), the first and the last of each process, each
+// with a note saying where it was first made. A mark at which a crash fired was not made.
+func (c *Case) marksMadeAgain() map[int]string {
+	made := map[string]int{} // label -> the beat it was first made at
+	again := map[int][]int{} // process -> its marks made again
+	var procs []int
+	for i, b := range c.Beats {
+		if b.Kind != BeatMark || b.Fault > 0 && isCrash(c.Schedule[b.Fault-1].Kind) {
+			continue
+		}
+		if _, ok := made[b.Name]; !ok {
+			made[b.Name] = i
+			continue
+		}
+		if again[b.Attempt] == nil {
+			procs = append(procs, b.Attempt)
+		}
+		again[b.Attempt] = append(again[b.Attempt], i)
+	}
+	out := map[int]string{}
+	for _, p := range procs {
+		for _, i := range ends(again[p], 2) {
+			j := made[c.Beats[i].Name]
+			out[i] = fmt.Sprintf("made again: first made at beat %d (process %d)", j, c.Beats[j].Attempt)
+		}
+	}
+	return out
+}
+
+// ends returns the first and the last of list, n in all at most.
+func ends(list []int, n int) []int {
+	if len(list) <= n {
+		return list
+	}
+	return append(slices.Clip(list[:(n+1)/2]), list[len(list)-n/2:]...)
+}
+
+// String describes the case on one screen: what broke, the beats that explain it (Trace), and
+// the command that replays it. A case with no fault (a golden run replayed) says so.
 func (c *Case) String() string {
 	var b strings.Builder
 	v := c.Verdict
-	fmt.Fprintf(&b, "%s under %s (seed %d): %s", c.Target, c.Schedule, c.Seed, v.Outcome)
+	if len(c.Schedule) == 0 {
+		fmt.Fprintf(&b, "%s with no fault (seed %d): %s", c.Target, c.Seed, v.Outcome)
+	} else {
+		fmt.Fprintf(&b, "%s under %s (seed %d): %s", c.Target, c.Schedule, c.Seed, v.Outcome)
+	}
 	if v.Detected != "" {
 		fmt.Fprintf(&b, " (stopped loudly: %s)", firstLine(v.Detected))
 	}
@@ -101,7 +308,11 @@ func (c *Case) String() string {
 		fmt.Fprintf(&b, "  violated %s: %s\n", viol.Property, indent(viol.Detail, "    "))
 	}
 	if tr := c.Trace(); len(tr) > 0 {
-		b.WriteString("  beats around the fault:\n")
+		if slices.ContainsFunc(tr, func(t TraceBeat) bool { return t.Fault != "" }) {
+			b.WriteString("  beats around the fault:\n")
+		} else {
+			b.WriteString("  beats (no fault fired):\n")
+		}
 		last := -1
 		for _, t := range tr {
 			if last >= 0 && t.Beat > last+1 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
@@ -85,41 +86,101 @@ func (e *Env) Sleep(ctx context.Context, d time.Duration) error {
 	return e.block(&wait{until: e.r.clock.Now().Add(d), ctx: ctx})
 }
 
-// WithTimeout returns a copy of parent that is done once d of virtual time has passed, with
-// context.DeadlineExceeded: the deadline to give tool and model calls, since a wall-clock
-// deadline would never pass in virtual time. A context derived from it is cancelled with it;
-// its Err is then context.Canceled, and its context.Cause context.DeadlineExceeded.
+// WithTimeout returns a copy of parent that is done once d of virtual time has passed, exactly
+// as context.WithTimeout's is on wall-clock time: its Err is then context.DeadlineExceeded, and
+// so is the Err of every context derived from it (context.WithCancel of it, say), while
+// cancelling it gives context.Canceled and a parent's end passes down. It is the deadline to give
+// tool and model calls, since a wall-clock deadline would never pass in virtual time.
+//
+// The deadline reaches the contexts derived from it at once, when the clock gets there; a
+// cancellation of parent reaches this context at once too, and those derived from it a moment
+// later, as context.AfterFunc would.
 func (e *Env) WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	e.alive()
-	ctx, cancel := context.WithCancelCause(parent)
 	at := e.r.clock.Now().Add(d)
-	seq := e.r.addTimer(e.p, at, func() { cancel(context.DeadlineExceeded) })
-	return &vctx{Context: ctx, deadline: at}, func() {
+	inner, stopInner := context.WithCancel(parent) // done with parent, synchronously
+	c := &vctx{inner: inner, deadline: at, done: make(chan struct{}), afters: map[*func()]bool{}}
+	if dl, ok := parent.Deadline(); ok && dl.Before(at) {
+		c.deadline = dl
+	}
+	stop := context.AfterFunc(inner, func() { c.cancel(inner.Err()) })
+	seq := e.r.addTimer(e.p, at, func() { c.cancel(context.DeadlineExceeded) })
+	return c, func() {
 		select {
 		case <-e.p.dead: // the runner dropped the process's timers
 		default:
 			e.r.removeTimer(seq)
 		}
-		cancel(context.Canceled)
+		stop()
+		c.cancel(context.Canceled)
+		stopInner()
 	}
 }
 
-// vctx is a context with a virtual deadline.
+// vctx is a context with a virtual deadline. It is a type of its own, not a wrapper of the
+// standard library's cancel contexts: a context derived from one of those takes its error from
+// the wrapped context, which would say Canceled where a deadline passed. Contexts derived from
+// a vctx register with it through its AfterFunc method, so that its deadline reaches them
+// synchronously.
 type vctx struct {
-	context.Context
+	inner    context.Context // a child of the parent: done when the parent is
 	deadline time.Time
+	done     chan struct{}
+	mu       sync.Mutex
+	err      error
+	afters   map[*func()]bool
 }
 
 func (c *vctx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *vctx) Done() <-chan struct{}       { return c.done }
+func (c *vctx) Value(key any) any           { return c.inner.Value(key) }
 
+// Err returns why c is done: its own deadline or cancellation, or its parent's end.
 func (c *vctx) Err() error {
-	if c.Context.Err() == nil {
-		return nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		return c.inner.Err()
 	}
-	if context.Cause(c.Context) == context.DeadlineExceeded {
-		return context.DeadlineExceeded
+	return c.err
+}
+
+// AfterFunc calls f once c is done, synchronously with the deadline or cancellation that ends it;
+// stop unregisters f. It is how contexts derived from c learn of its end (the standard library
+// calls it).
+func (c *vctx) AfterFunc(f func()) (stop func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		go f()
+		return func() bool { return false }
 	}
-	return c.Context.Err()
+	key := &f
+	c.afters[key] = true
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		registered := c.afters[key]
+		delete(c.afters, key)
+		return registered
+	}
+}
+
+// cancel makes c done with err, the first time, and calls the functions registered with it.
+func (c *vctx) cancel(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	close(c.done)
+	afters := c.afters
+	c.afters = nil
+	c.mu.Unlock()
+	for f := range afters {
+		(*f)()
+	}
 }
 
 // Go starts f in a new thread of the process (a watchdog, a heartbeat): it runs when the

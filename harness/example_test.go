@@ -67,15 +67,17 @@ func ExampleRunner_Run() {
 	// journal under power@6 (seed 0): fail
 	//   violated bounded-work-lost: 4 beats of durable golden work were done again: "step 0" was made again at beat 10 (process 1), after it had been made
 	//   beats around the fault:
+	//          0  p0  fs.create journal   [process 0 starts]
+	//          ...
 	//          2  p0  fs.sync journal
 	//          3  p0  mark step 0
 	//          4  p0  fs.write journal +7B @7
 	//          5  p0  fs.sync journal
 	//   >>     6  p0  mark step 1   <- power@6   [process 0 crashed by power@6; power lost: 0 file(s) back to their last fsync, 1 directory(ies) back to their last directory fsync]
-	//          7  p1  fs.create journal
+	//          7  p1  fs.create journal   [process 1 starts]
 	//          8  p1  fs.write journal +7B @0
 	//          9  p1  fs.sync journal
-	//         10  p1  mark step 0
+	//         10  p1  mark step 0   [made again: first made at beat 3 (process 0)]
 	//          ...
 	//         12  p1  fs.sync journal
 	//         13  p1  mark step 1

@@ -316,3 +316,33 @@ func TestRunBare(t *testing.T) {
 	}()
 	harness.RunBare(harness.Fresh(harness.Func{}), nil, harness.Options{})
 }
+
+// A virtual deadline behaves as context.WithTimeout's: its context, and every context derived
+// from it, report context.DeadlineExceeded once it passes, so a harness that checks for it
+// takes the branch it takes in production; cancelling gives Canceled; a parent's cancellation
+// passes down.
+func TestVirtualContextsReportTheirDeadline(t *testing.T) {
+	c := golden(t, harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		tctx, cancel := env.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		derived, stop := context.WithCancel(tctx)
+		defer stop()
+		valued := context.WithValue(derived, "k", "v")
+		if err := env.Sleep(valued, time.Hour); !errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("sleep past the deadline: %v", err)
+		}
+		got := []string{fmt.Sprint(tctx.Err()), fmt.Sprint(derived.Err()), fmt.Sprint(valued.Value("k"))}
+		short, cancelShort := env.WithTimeout(ctx, time.Hour)
+		cancelShort()
+		parent, cancelParent := context.WithCancel(ctx)
+		child, cancelChild := env.WithTimeout(parent, time.Hour)
+		defer cancelChild()
+		cancelParent()
+		<-child.Done()
+		got = append(got, fmt.Sprint(short.Err()), fmt.Sprint(child.Err()))
+		return strings.Join(got, "; "), nil
+	}}, harness.Options{})
+	if want := "context deadline exceeded; context deadline exceeded; v; context canceled; context canceled"; c.Result != want {
+		t.Fatalf("%v\nwant %s", c.Result, want)
+	}
+}
