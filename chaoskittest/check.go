@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +32,9 @@ var (
 // maxReported is how many failing cases Check prints in full.
 const maxReported = 3
 
+// shortCases is how many cases Check runs at most under go test -short.
+const shortCases = 50
+
 // Check explores a target under faults from a go test and fails t for every case that does not
 // pass, printing for each the schedule, the broken properties, the beats around the fault and
 // the exact go test command that replays it. newTarget builds one instance of the target per
@@ -39,14 +44,27 @@ const maxReported = 3
 // default) every fault at every beat where it applies; in Random mode opts.Cases schedules drawn
 // from opts.Seed, each failure shrunk to the smallest schedule that still fails, which is the
 // one Check prints and replays. The same options give the same cases as `chaoskit run`, and a
-// failure found by either replays in the other. -chaoskit.schedule='kill@4,power@9' runs just
-// that schedule and -chaoskit.seed overrides opts.Seed. With -chaoskit.out=DIR it also writes
-// the campaign's report directory, as chaoskit run does, to DIR/TEST (a subtest's slashes
-// written __), for chaoskit gate to check in CI. opts.Name defaults to the test's name.
+// failure found by either replays in the other. Under go test -short it runs at most 50 cases,
+// taken evenly across the campaign.
+//
+// With a *testing.T, each case is a parallel subtest named for its schedule, so that
+// go test -run 'TestX/kill@4' runs just that case and go test -v lists each; a failing case
+// reports one line, and the first few failures are printed in full when all have run.
+//
+// -chaoskit.schedule='kill@4,power@9' runs just that schedule and -chaoskit.seed overrides
+// opts.Seed. With -chaoskit.out=DIR it also writes the campaign's report directory, as chaoskit
+// run does, to DIR/TEST (a subtest's slashes written __), for chaoskit gate to check in CI. The
+// environment variables CHAOSKIT_SCHEDULE, CHAOSKIT_SEED and CHAOSKIT_OUT do the same as the
+// flags, for go test ./..., whose packages without chaoskit do not know the flags. opts.Name
+// defaults to the test's name.
 func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options) {
 	t.Helper()
-	if flagSet("chaoskit.seed") {
-		opts.Seed = *flagSeed
+	set, err := settings()
+	if err != nil {
+		t.Fatalf("chaoskit: %v", err)
+	}
+	if set.seeded {
+		opts.Seed = set.seed
 	}
 	if opts.Name == "" {
 		opts.Name = t.Name()
@@ -58,13 +76,9 @@ func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options)
 	if err != nil {
 		t.Fatalf("chaoskit: %v", err)
 	}
-	if *flagSchedule != "" {
-		s, err := faults.ParseSchedule(*flagSchedule)
-		if err != nil {
-			t.Fatalf("chaoskit: -chaoskit.schedule: %v", err)
-		}
-		c := rn.Run(s)
-		g, _ := rn.Golden(s)
+	if set.schedule != nil {
+		c := rn.Run(set.schedule)
+		g, _ := rn.Golden(set.schedule)
 		c.RequireAll(g.Len())
 		if c.Verdict.Outcome != oracle.Pass {
 			t.Errorf("chaoskit: %s", c)
@@ -73,13 +87,49 @@ func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options)
 		}
 		return
 	}
-	start := time.Now()
-	cases, err := campaign.Explore(context.Background(), rn, opts)
+	if testing.Short() && (opts.Cases == 0 || opts.Cases > shortCases) {
+		opts.Cases = shortCases
+	}
+	scheds, err := campaign.Schedules(rn, opts)
 	if err != nil {
 		t.Fatalf("chaoskit: %v", err)
 	}
-	if *flagOut != "" {
-		dir, err := writeReport(t.Name(), rn, opts, cases, time.Since(start))
+	start := time.Now()
+	var cases []*harness.Case
+	if tt, ok := t.(*testing.T); ok {
+		cases = make([]*harness.Case, len(scheds))
+		tt.Cleanup(func() { report(t, rn, opts, set.out, cases, time.Since(start)) })
+		var mu sync.Mutex
+		for i, s := range scheds {
+			tt.Run(s.String(), func(t *testing.T) {
+				t.Parallel()
+				c := campaign.Run(context.Background(), rn, []faults.Schedule{s}, nil, opts)[0]
+				mu.Lock()
+				cases[i] = c
+				mu.Unlock()
+				switch {
+				case c.Verdict.Outcome == oracle.Pass:
+				case c.Shrunk != nil && c.Shrunk.String() != s.String():
+					t.Errorf("chaoskit: %s under %s: %s; shrunk to %s; replay: %s", opts.Name, s, c.Verdict.Summary(), c.Shrunk, opts.Repro(c.Shrunk))
+				default:
+					t.Errorf("chaoskit: %s under %s: %s; replay: %s", opts.Name, s, c.Verdict.Summary(), c.Repro)
+				}
+			})
+		}
+		return
+	}
+	cases = campaign.Run(context.Background(), rn, scheds, nil, opts)
+	report(t, rn, opts, set.out, cases, time.Since(start))
+}
+
+// report prints what a Check's cases came to: the first few failures in full (shrunk, in
+// random mode), what was not checked, and a count; and writes the report directory when asked.
+// Cases not run (a subtest -run left out) are nil.
+func report(t testing.TB, rn *harness.Runner, opts campaign.Options, out string, cases []*harness.Case, took time.Duration) {
+	t.Helper()
+	ran := slices.DeleteFunc(slices.Clone(cases), func(c *harness.Case) bool { return c == nil })
+	if out != "" && len(ran) > 0 {
+		dir, err := writeReport(out, t.Name(), rn, opts, ran, took)
 		if err != nil {
 			t.Errorf("chaoskit: -chaoskit.out: %v", err)
 		} else {
@@ -88,7 +138,7 @@ func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options)
 	}
 	bad := 0
 	notes := map[string]bool{}
-	for _, c := range cases {
+	for _, c := range ran {
 		for _, n := range c.Verdict.NotChecked {
 			notes[n] = true
 		}
@@ -103,18 +153,57 @@ func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options)
 		}
 	}
 	if bad > maxReported {
-		t.Errorf("chaoskit: ... and %d more of %d cases did not pass", bad-maxReported, len(cases))
+		t.Errorf("chaoskit: ... and %d more of %d cases did not pass", bad-maxReported, len(ran))
 	}
 	for _, n := range slices.Sorted(maps.Keys(notes)) {
 		t.Logf("chaoskit: not checked in some cases: %s", n)
 	}
 	g, _ := rn.Golden(nil)
-	t.Logf("chaoskit: %s: %d cases over %d golden beats, %d did not pass", opts.Name, len(cases), g.Len(), bad)
+	t.Logf("chaoskit: %s: %d cases over %d golden beats, %d did not pass", opts.Name, len(ran), g.Len(), bad)
+}
+
+// setting is how chaoskit was asked to run, by its flags or its environment variables.
+type setting struct {
+	schedule faults.Schedule // nil: the campaign
+	seed     uint64
+	seeded   bool
+	out      string
+}
+
+// settings reads the -chaoskit.* flags and, where a flag is not given, the CHAOSKIT_*
+// environment variables.
+func settings() (setting, error) {
+	var s setting
+	text, given := *flagSchedule, flagSet("chaoskit.schedule")
+	if !given {
+		text = os.Getenv("CHAOSKIT_SCHEDULE")
+	}
+	if text != "" {
+		sched, err := faults.ParseSchedule(text)
+		if err != nil {
+			return s, fmt.Errorf("-chaoskit.schedule: %w", err)
+		}
+		s.schedule = sched
+	}
+	if flagSet("chaoskit.seed") {
+		s.seed, s.seeded = *flagSeed, true
+	} else if v := os.Getenv("CHAOSKIT_SEED"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return s, fmt.Errorf("CHAOSKIT_SEED=%q: not a seed", v)
+		}
+		s.seed, s.seeded = n, true
+	}
+	s.out = *flagOut
+	if !flagSet("chaoskit.out") {
+		s.out = os.Getenv("CHAOSKIT_OUT")
+	}
+	return s, nil
 }
 
 // writeReport writes the report directory of a Check's campaign under -chaoskit.out, in a
 // subdirectory named for the test, and returns its path.
-func writeReport(test string, rn *harness.Runner, opts campaign.Options, cases []*harness.Case, took time.Duration) (string, error) {
+func writeReport(out, test string, rn *harness.Runner, opts campaign.Options, cases []*harness.Case, took time.Duration) (string, error) {
 	c := &campaign.Campaign{Targets: []campaign.Target{{Name: opts.Name}}, Options: opts}
 	var rcs []reports.Case
 	for i, hc := range cases {
@@ -123,7 +212,7 @@ func writeReport(test string, rn *harness.Runner, opts campaign.Options, cases [
 	g, _ := rn.Golden(nil)
 	rep := c.Report(rcs, map[string]int{opts.Name: g.Len()})
 	rep.DurationMs = float64(took.Microseconds()) / 1000
-	dir := filepath.Join(*flagOut, strings.NewReplacer("/", "__", " ", "_").Replace(test))
+	dir := filepath.Join(out, strings.NewReplacer("/", "__", " ", "_").Replace(test))
 	fsys := afero.NewOsFs()
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return "", err

@@ -94,9 +94,13 @@ func TestCheckRandomShrinksAndReplays(t *testing.T) {
 	if ok {
 		t.Fatalf("Check passed a harness with unstable keys:\n%s", out)
 	}
-	m := replayRe.FindStringSubmatch(out)
-	if m == nil {
+	all := replayRe.FindAllStringSubmatch(out, -1)
+	if len(all) == 0 {
 		t.Fatalf("no replay command in:\n%s", out)
+	}
+	m := all[0] // each failing subtest's line replays its shrunk schedule
+	if !strings.Contains(out, "; shrunk to "+m[3]+"; replay: ") {
+		t.Errorf("the first failure's line does not show its shrunk schedule:\n%s", out)
 	}
 	shrunk, seed := m[3], m[5]
 	if strings.Contains(shrunk, ",") || seed != "3" {
@@ -184,5 +188,27 @@ func TestCheckWritesTheReportDirectory(t *testing.T) {
 	}
 	if c := rep.Cases[0]; !strings.HasPrefix(c.Repro, "go test ./chaoskittest -run '^TestCheckHelperExhaustive$'") {
 		t.Fatalf("repro %q", c.Repro)
+	}
+}
+
+// Each case is a subtest named for its schedule: -run picks one, which alone runs; -v lists
+// them; -short runs at most 50; the environment variables stand in for the flags.
+func TestCheckCasesAreSubtests(t *testing.T) {
+	out, _ := runHelper(t, "TestCheckHelperExhaustive/^kill@3$")
+	if n := strings.Count(out, "=== RUN   TestCheckHelperExhaustive/kill@3"); n != 1 || strings.Count(out, "=== RUN") != 2 {
+		t.Fatalf("-run TestCheckHelperExhaustive/kill@3 ran %d such subtests:\n%s", n, out)
+	}
+	if !strings.Contains(out, "chaoskit: TestCheckHelperExhaustive: 1 cases over") {
+		t.Errorf("the summary does not count the one case:\n%s", out)
+	}
+	out, _ = runHelper(t, "TestCheckHelperExhaustive", "-test.short")
+	if n := strings.Count(out, "=== RUN   TestCheckHelperExhaustive/"); n != 50 {
+		t.Errorf("-short ran %d cases, want 50", n)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCheckHelperExhaustive$", "-test.v")
+	cmd.Env = append(os.Environ(), "CHAOSKIT_CHECK_HELPER=1", "CHAOSKIT_SCHEDULE=kill@39", "CHAOSKIT_SEED=0")
+	b, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(b), "under kill@39 (seed 0)") || strings.Contains(string(b), "=== RUN   TestCheckHelperExhaustive/") {
+		t.Errorf("CHAOSKIT_SCHEDULE did not run just kill@39:\n%s", b)
 	}
 }
