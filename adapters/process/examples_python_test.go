@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process"
+	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
@@ -83,22 +84,14 @@ func shellJoin(argv []string) string {
 	return strings.Join(words, " ")
 }
 
-// exploreExample runs an exhaustive campaign of the example under the given faults.
-func exploreExample(t *testing.T, e pyExample, broken bool, kinds ...faults.Kind) (*harness.Runner, []*harness.Case) {
+// exampleRunner records the golden run of an example's target (twice, as NewRunner does).
+func exampleRunner(t *testing.T, name string, tg process.Target) *harness.Runner {
 	t.Helper()
-	name := e.script
-	if broken {
-		name += " --broken"
-	}
-	rn, err := harness.NewRunner(harness.Fresh(e.target(t, broken)), harness.Options{Name: name})
+	rn, err := harness.NewRunner(harness.Fresh(tg), harness.Options{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cases, err := campaign.Explore(context.Background(), rn, campaign.Options{Faults: kinds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rn, cases
+	return rn
 }
 
 var (
@@ -232,7 +225,8 @@ func readCases(t *testing.T, dir string) []reportCase {
 // before it marks it. The plan it records with its intent is not asked of the model again.
 func TestBurrExampleSurvivesKillsAndToolFaults(t *testing.T) {
 	t.Parallel()
-	rn, cases := exploreExample(t, burr, false, append([]faults.Kind{faults.Kill}, toolFaults...)...)
+	rn := exampleRunner(t, "burr", burr.target(t, false))
+	cases := explore(t, rn, append([]faults.Kind{faults.Kill}, toolFaults...)...)
 	restarts, remade := 0, 0
 	for _, c := range cases {
 		if c.Verdict.Outcome != oracle.Pass {
@@ -254,6 +248,53 @@ func TestBurrExampleSurvivesKillsAndToolFaults(t *testing.T) {
 	}
 	if kills := g.Len(); len(cases) != kills+3*5 || restarts != kills || remade != 0 {
 		t.Errorf("%d cases, %d restarts, %d model calls made again: want a kill at each of the %d beats (a restart each), 3 tool faults at each of the 5 calls, and no model call made again", len(cases), restarts, remade, kills)
+	}
+}
+
+// onFUSEDisk returns the example's target with its state directory mounted over chaoskit's
+// fault disk, or skips the test (fails it under CI=true) when this machine cannot mount.
+func (e pyExample) onFUSEDisk(t *testing.T, beats process.Beats) process.Target {
+	t.Helper()
+	if err := fusefs.Available(); err != nil {
+		missing(t, err.Error())
+	}
+	tg := e.target(t, false)
+	tg.Disk, tg.Beats = process.FUSE, beats
+	return tg
+}
+
+// On a FUSE disk every file operation of the Burr example is a beat, SQLite's included, and its
+// database survives a kill, a power cut or a torn write at (an even sample of) them. It takes
+// synchronous=EXTRA: with FULL, nothing fsyncs the directory after a commit unlinks the
+// journal, so a power cut brings the journal back and the next open rolls the step back.
+func TestBurrExampleSurvivesPowerOnFUSE(t *testing.T) {
+	tg := burr.onFUSEDisk(t, process.AllBeats)
+	t.Parallel()
+	rn := exampleRunner(t, "burr on fuse", tg)
+	g, _ := rn.Golden(nil)
+	if trace := strings.Join(g.Trace(), "|"); !strings.Contains(trace, "fs.remove burr.db-journal|fs.syncdir .|mark step 0 gather") {
+		t.Errorf("the first step's commit does not fsync the directory after unlinking the journal:\n%s", trace)
+	}
+	cases, err := campaign.Explore(context.Background(), rn, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.Torn}, Cases: 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if c.Verdict.Outcome != oracle.Pass {
+			t.Errorf("%s", c)
+		}
+	}
+}
+
+// On a FUSE disk the brat example's log survives a power cut at every request: it fsyncs the
+// objects git's mktree and commit-tree leave unsynced, and the directories git never syncs.
+// (Git names its temporary files at random, so only requests are beats.)
+func TestBratExampleSurvivesPowerOnFUSE(t *testing.T) {
+	tg := brat.onFUSEDisk(t, process.CallBeats)
+	needCommand(t, "git", installGit)
+	t.Parallel()
+	if n, _ := passesEveryCase(t, exampleRunner(t, "brat on fuse", tg), faults.Power); n != 10 {
+		t.Errorf("%d cases, want a power cut at each of the 10 requests", n)
 	}
 }
 
@@ -315,11 +356,7 @@ func TestBratExampleObjectIDsRepeat(t *testing.T) {
 	t.Parallel()
 	tg := brat.target(t, false)
 	tg.Ignore = nil
-	rn, err := harness.NewRunner(harness.Fresh(tg), harness.Options{Name: "brat"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := rn.Run(nil)
+	c := exampleRunner(t, "brat", tg).Run(nil)
 	head, _ := c.State.(map[string]any)["view"].(map[string]any)["head"].(string)
 	if c.Verdict.Outcome != oracle.Pass || len(head) != 40 {
 		t.Fatalf("head %q\n%s", head, c)
@@ -332,7 +369,7 @@ func TestBratExampleObjectIDsRepeat(t *testing.T) {
 func TestBratBrokenExampleIsCaught(t *testing.T) {
 	needCommand(t, "git", installGit)
 	t.Parallel()
-	_, cases := exploreExample(t, brat, true, faults.Kill)
+	cases := explore(t, exampleRunner(t, "brat --broken", brat.target(t, true)), faults.Kill)
 	var caught []string
 	for _, c := range cases {
 		if c.Breaks(oracle.SameState) {

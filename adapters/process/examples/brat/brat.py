@@ -27,6 +27,7 @@ are the same every time it runs.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -81,13 +82,23 @@ class Log:
         return os.path.exists(os.path.join(self.path, "HEAD"))
 
     def init(self):
-        """Makes the repository, once: bare, with objects and refs fsynced as they are written."""
+        """Makes the repository, once and durably: made aside, all of it fsynced, then renamed
+        into place, so that a crash leaves a whole repository or none. (Later, git fsyncs the
+        objects and refs it writes, core.fsync, but not the directories it puts them in.)"""
         if self.exists():
             return
-        self.git("-c", "init.defaultBranch=main", "init", "-q", "--bare")
+        aside = Log(self.path + ".new")
+        shutil.rmtree(aside.path, ignore_errors=True)
+        aside.git("-c", "init.defaultBranch=main", "init", "-q", "--bare")
         for key, value in (("core.fsync", "committed"), ("core.fsyncMethod", "fsync"), ("gc.auto", "0"),
                            ("user.name", IDENTITY["GIT_AUTHOR_NAME"]), ("user.email", IDENTITY["GIT_AUTHOR_EMAIL"])):
-            self.git("config", key, value)
+            aside.git("config", key, value)
+        for top, _, files in os.walk(aside.path, topdown=False):
+            for name in files:
+                fsync_file(os.path.join(top, name))
+            fsync_dir(top)
+        os.rename(aside.path, self.path)
+        fsync_dir(os.path.dirname(self.path))
 
     def head(self):
         """The commit WAL points at and its event's position in the log (from 0), or
@@ -114,16 +125,31 @@ class Log:
 
     def append(self, event, now, parent):
         """Appends an event dated now (a datetime) after parent, the head it was decided on: a
-        blob, a tree, a commit on parent, and update-ref from parent to it, so an append that
-        lost a race fails. Returns the commit."""
+        blob, a tree and a commit on parent, made durable, then update-ref from parent to the
+        commit, so an append that lost a race fails. Returns the commit."""
         blob = self.git("hash-object", "-w", "--stdin", stdin=canonical(event))
         tree = self.git("mktree", stdin="100644 blob %s\tevent.json\n" % blob)
         date = "%d +0000" % now.timestamp()
         self.env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
         message = "%d %s %s" % (event["seq"], event["type"], event.get("session", event["task"]))
         commit = self.git("commit-tree", tree, "-m", message, *(("-p", parent) if parent else ()))
+        self.sync_objects(blob, tree, commit)
         self.git("update-ref", "-m", message, WAL, commit, parent or NO_REF)
+        for d in (os.path.dirname(WAL), "refs"):  # the ref's rename into place, a new refs/brat
+            fsync_dir(os.path.join(self.path, d))
         return commit
+
+    def sync_objects(self, *oids):
+        """Makes loose objects durable before a ref names them. Git's core.fsync covers
+        hash-object and update-ref, but git 2.39's mktree and commit-tree write their objects
+        without an fsync (chaoskit --disk fuse finds the tree empty after a power cut), and no
+        git command fsyncs the directories it puts objects in."""
+        objects = os.path.join(self.path, "objects")
+        for oid in oids:
+            fsync_file(os.path.join(objects, oid[:2], oid[2:]))
+        for d in sorted({oid[:2] for oid in oids}):
+            fsync_dir(os.path.join(objects, d))
+        fsync_dir(objects)
 
 
 def fold(view, event, head):
@@ -161,7 +187,17 @@ def save_view(path, view):
         f.flush()
         os.fsync(f.fileno())
     os.rename(tmp, path)
-    fd = os.open(os.path.dirname(path), os.O_RDONLY)
+    fsync_dir(os.path.dirname(path))
+
+
+def fsync_dir(path):
+    """Makes the entries of a directory durable: the files created, renamed or removed in it."""
+    fsync_file(path)
+
+
+def fsync_file(path):
+    """Makes what was written to a file (or a directory's entries) durable."""
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
