@@ -128,6 +128,7 @@ type shell struct {
 
 func newShell(t *testing.T) *shell {
 	t.Helper()
+	pythonExe(t) // before building chaoskit, which is no use without it
 	root := t.TempDir()
 	sh := &shell{t: t, work: filepath.Join(root, "work"), tmp: filepath.Join(root, "tmp")}
 	for _, d := range []string{sh.work, sh.tmp} {
