@@ -116,7 +116,9 @@ func (r *Report) OtherCampaign(other *Report) string {
 	}
 	for i := range a.Commands {
 		x, y := a.Commands[i], b.Commands[i]
-		x.Digest, y.Digest = "", "" // a new version of the same target is the same campaign
+		// A new version of the same target, or the same target in another checkout, is the same
+		// campaign.
+		x.Digest, y.Digest, x.Dir, y.Dir = "", "", "", ""
 		if !reflect.DeepEqual(x, y) {
 			return fmt.Sprintf("target %s runs %q, not %q", a.Commands[i].Name, strings.Join(b.Commands[i].Argv, " "), strings.Join(a.Commands[i].Argv, " "))
 		}

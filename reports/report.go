@@ -51,7 +51,7 @@ type Options struct {
 type Command struct {
 	Name   string   `json:"name"`             // the target's name in this report
 	Argv   []string `json:"argv"`             // the command and its arguments
-	Dir    string   `json:"dir,omitempty"`    // its working directory
+	Dir    string   `json:"dir,omitempty"`    // its working directory, absolute
 	Env    []string `json:"env,omitempty"`    // variables added to its environment, KEY=VALUE
 	Tools  []string `json:"tools,omitempty"`  // its tools, as --tool writes them
 	State  []string `json:"state,omitempty"`  // the command that prints its state as JSON

@@ -139,6 +139,37 @@ func TestRefusal(t *testing.T) {
 	}
 }
 
+// A failure is confirmed by a second run before it is reported; what the two runs say may
+// differ where it quotes a temporary directory, new each run, and the failure still stands.
+func TestFailureQuotingItsStateDirIsAFailure(t *testing.T) {
+	rn, err := newRunner(t, child("fail-in-state-dir"), harness.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 0}}); c.Verdict.Outcome != oracle.Fail || !c.Breaks(oracle.Completes) {
+		t.Fatalf("%s", c)
+	}
+}
+
+// A duration longer than a year is refused rather than left to wrap around; an empty topic's
+// messages are an empty list, present in the response.
+func TestRequestEdges(t *testing.T) {
+	rn, err := newRunner(t, child("long-sleep"), harness.Options{})
+	if err == nil {
+		t.Fatalf("a sleep of 10^13 ms was served: %v", rn)
+	}
+	if !strings.Contains(err.Error(), "ms 10000000000000 is not a duration chaoskit takes") {
+		t.Fatalf("err = %v", err)
+	}
+	rn, err = newRunner(t, child("empty-messages"), harness.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rn.Run(nil); c.Result != `{"id":0,"ok":true,"messages":[]}` && c.Result != `{"ok":true,"messages":[]}` {
+		t.Fatalf("messages of an empty topic: %v", c.Result)
+	}
+}
+
 // A target that misbehaves is refused with one line saying how, the end of its output
 // included; nothing hangs.
 func TestBadTargets(t *testing.T) {

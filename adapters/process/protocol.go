@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/chaoskit/chaoskit/harness"
@@ -71,7 +72,7 @@ type response struct {
 
 	NowMs *int64 `json:"now_ms,omitempty"` // now
 
-	Messages []messageJSON `json:"messages,omitempty"` // await, messages
+	Messages *[]messageJSON `json:"messages,omitempty"` // await, messages: present, if empty, for those
 	Lease    *leaseJSON    `json:"lease,omitempty"`    // acquire, renew
 	Value    *uint64       `json:"value,omitempty"`    // random
 }
@@ -149,4 +150,15 @@ func leaseOf(l harness.Lease) *leaseJSON {
 // ms returns a virtual instant as Unix milliseconds.
 func ms(t time.Time) int64 { return t.UnixMilli() }
 
-func dur(ms int64) time.Duration { return time.Duration(ms) * time.Millisecond }
+// maxMs is the longest duration a request may give, a year of virtual time: what a schedule
+// allows, far from where milliseconds would overflow a time.Duration.
+const maxMs = 365 * 24 * 3600 * 1000
+
+// dur returns a request's duration of ms milliseconds, or an error naming the field if it is
+// negative or longer than maxMs.
+func dur(field string, ms int64) (time.Duration, error) {
+	if ms < 0 || ms > maxMs {
+		return 0, fmt.Errorf("%s %d is not a duration chaoskit takes (0 to %d ms, a year)", field, ms, int64(maxMs))
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}

@@ -345,9 +345,13 @@ func (p *proc) do(ctx context.Context, req *request) (response, error) {
 		if req.Purpose == "" {
 			return resp, errors.New("model call without a purpose")
 		}
+		latency, err := dur("latency_ms", req.LatencyMs)
+		if err != nil {
+			return resp, err
+		}
 		cctx, cancel := p.deadline(ctx, req.TimeoutMs)
 		defer cancel()
-		text, err := env.Model(cctx, harness.ModelCall{Purpose: req.Purpose, Reply: req.Reply, Latency: dur(req.LatencyMs)})
+		text, err := env.Model(cctx, harness.ModelCall{Purpose: req.Purpose, Reply: req.Reply, Latency: latency})
 		if err != nil {
 			resp.Error = worldError(err)
 			return resp, nil
@@ -357,10 +361,11 @@ func (p *proc) do(ctx context.Context, req *request) (response, error) {
 		now := ms(env.Now())
 		resp.NowMs = &now
 	case "sleep":
-		if req.Ms < 0 {
-			return resp, fmt.Errorf("sleep of %d ms", req.Ms)
+		d, err := dur("ms", req.Ms)
+		if err != nil {
+			return resp, err
 		}
-		if err := env.Sleep(ctx, dur(req.Ms)); err != nil {
+		if err := env.Sleep(ctx, d); err != nil {
 			resp.Error = worldError(err)
 		}
 	case "await", "messages":
@@ -379,10 +384,11 @@ func (p *proc) do(ctx context.Context, req *request) (response, error) {
 				return resp, nil
 			}
 		}
-		resp.Messages = []messageJSON{}
+		list := []messageJSON{}
 		for _, m := range msgs {
-			resp.Messages = append(resp.Messages, messageJSON{Topic: m.Topic, Body: m.Body, Seq: m.Seq})
+			list = append(list, messageJSON{Topic: m.Topic, Body: m.Body, Seq: m.Seq})
 		}
+		resp.Messages = &list
 	case "acquire", "renew", "release":
 		return p.lease(ctx, req)
 	case "mark":
@@ -423,7 +429,11 @@ func (p *proc) lease(ctx context.Context, req *request) (response, error) {
 		if req.Name == "" || req.TTLMs <= 0 {
 			return resp, errors.New("acquire needs a name and a positive ttl_ms")
 		}
-		l, err = p.env.Acquire(ctx, req.Name, dur(req.TTLMs))
+		ttl, derr := dur("ttl_ms", req.TTLMs)
+		if derr != nil {
+			return resp, derr
+		}
+		l, err = p.env.Acquire(ctx, req.Name, ttl)
 	default:
 		if req.Lease == nil || req.Lease.Name == "" {
 			return resp, fmt.Errorf("%s needs the lease acquire returned", req.Op)
@@ -436,7 +446,11 @@ func (p *proc) lease(ctx context.Context, req *request) (response, error) {
 		if req.TTLMs <= 0 {
 			return resp, errors.New("renew needs a positive ttl_ms")
 		}
-		l, err = p.env.Renew(ctx, held, dur(req.TTLMs))
+		ttl, derr := dur("ttl_ms", req.TTLMs)
+		if derr != nil {
+			return resp, derr
+		}
+		l, err = p.env.Renew(ctx, held, ttl)
 	}
 	if err != nil {
 		resp.Error = worldError(err)
@@ -446,12 +460,13 @@ func (p *proc) lease(ctx context.Context, req *request) (response, error) {
 	return resp, nil
 }
 
-// deadline returns ctx with a virtual deadline ms from now, if ms is positive.
+// deadline returns ctx with a virtual deadline ms from now, if ms is positive (at most a year:
+// a longer one is as good as none).
 func (p *proc) deadline(ctx context.Context, ms int64) (context.Context, context.CancelFunc) {
 	if ms <= 0 {
 		return ctx, func() {}
 	}
-	return p.env.WithTimeout(ctx, dur(ms))
+	return p.env.WithTimeout(ctx, time.Duration(min(ms, maxMs))*time.Millisecond)
 }
 
 func (p *proc) declared(tool string) bool {

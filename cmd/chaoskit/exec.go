@@ -71,7 +71,15 @@ func (f *execFlags) commands() ([]reports.Command, error) {
 		if err != nil {
 			return nil, usagef("--exec %q: %v", line, err)
 		}
-		cmd := reports.Command{Argv: argv, Dir: *f.dir, Env: f.env, Tools: f.tools, Ignore: f.ignore, Disk: *f.disk}
+		dir := *f.dir
+		if dir == "" || !filepath.IsAbs(dir) { // recorded absolute, so that a replay runs it from anywhere
+			cwd, err := os.Getwd()
+			if err != nil {
+				return nil, fmt.Errorf("--exec: finding the current directory: %w", err)
+			}
+			dir = filepath.Join(cwd, dir)
+		}
+		cmd := reports.Command{Argv: argv, Dir: dir, Env: f.env, Tools: f.tools, Ignore: f.ignore, Disk: *f.disk}
 		if *f.beats != string(process.AllBeats) {
 			cmd.Beats = *f.beats
 		}

@@ -110,6 +110,9 @@ func TestMain(m *testing.M) {
 	if fixtures.root != "" {
 		os.RemoveAll(fixtures.root)
 	}
+	if binaries.dir != "" {
+		os.RemoveAll(binaries.dir)
+	}
 	os.Exit(code)
 }
 

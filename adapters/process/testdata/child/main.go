@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process/client"
@@ -37,7 +38,7 @@ func main() {
 	case "exit3":
 		fmt.Fprintln(os.Stderr, "boom: the configuration is missing")
 		os.Exit(3)
-	case "version", "malformed", "badresult":
+	case "version", "malformed", "badresult", "long-sleep", "empty-messages":
 		raw(*mode)
 		return
 	}
@@ -50,6 +51,13 @@ func main() {
 		orders(c, *mode)
 	case "tour":
 		tour(c)
+	case "fail-in-state-dir": // a failure whose message quotes the state directory, new every run
+		if c.Attempt == 0 {
+			must(c.Mark("started"))
+			must(c.Done(1))
+			return
+		}
+		fail(fmt.Errorf("cannot open %s/orders.json", c.StateDir))
 	case "refuse":
 		must(c.Refuse("cannot tell whether order 7 was filed"))
 		os.Exit(4)
@@ -194,6 +202,15 @@ func raw(mode string) {
 		fmt.Fprintln(conn, `{"op":"mark","label":`)
 	case "badresult":
 		fmt.Fprintln(conn, `{"op":"done","result":{"a":}}`)
+	case "long-sleep":
+		fmt.Fprintln(conn, `{"op":"sleep","ms":10000000000000}`)
+	case "empty-messages":
+		fmt.Fprintln(conn, `{"op":"mark","label":"asked"}`)
+		conn.Read(buf)
+		fmt.Fprintln(conn, `{"op":"messages","topic":"nobody/writes/here"}`)
+		n, _ := conn.Read(buf)
+		answer, _ := json.Marshal(strings.TrimSpace(string(buf[:n])))
+		fmt.Fprintf(conn, `{"op":"done","result":%s}`+"\n", answer)
 	}
 	conn.Read(buf)
 }
