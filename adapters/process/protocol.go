@@ -73,8 +73,8 @@ type response struct {
 	NowMs *int64 `json:"now_ms,omitempty"` // now
 
 	Messages *[]messageJSON `json:"messages,omitempty"` // await, messages: present, if empty, for those
-	Lease    *leaseJSON    `json:"lease,omitempty"`    // acquire, renew
-	Value    *uint64       `json:"value,omitempty"`    // random
+	Lease    *leaseJSON     `json:"lease,omitempty"`    // acquire, renew
+	Value    *uint64        `json:"value,omitempty"`    // random
 }
 
 // protoErr is an error a response carries: a stable code the client maps to its own error
