@@ -116,3 +116,45 @@ func fixtureDiff(beat int) string {
 	b.WriteString("  }\n")
 	return b.String()
 }
+
+// randomReport builds the report of a small random campaign over one target: 1,500 cases of
+// which 7 failed and were shrunk, one through go test's replay command, with properties not
+// checked, a fault that never fired, a refusal and failed processes.
+func randomReport(t testing.TB) *Report {
+	t.Helper()
+	r := &Report{Schema: Schema, Seed: 3, Options: Options{Mode: "random", Cases: 1500, Faults: []string{"kill", "power", "lease"}}}
+	const target = "agent"
+	for i := range 1500 {
+		schedule := fmt.Sprintf("kill@%d,lease@%d+2h", i%90, 100+i)
+		c := Case{Target: target, ID: target + ":" + schedule, Index: i, Schedule: schedule, Verdict: oracle.Pass,
+			Repro:   fmt.Sprintf("chaoskit replay --target %s --seed 3 --schedule '%s'", target, schedule),
+			Metrics: oracle.Metrics{Restarts: 1, Beats: 100, GoldenBeats: 90}}
+		switch {
+		case i%200 == 7 && i < 1400:
+			c.Verdict = oracle.Fail
+			c.Violations = []oracle.Violation{
+				{Property: "same-result", Detail: "the result differs from the golden run's (-golden +faulty):\n" + fixtureDiff(1)},
+				{Property: "same-state", Detail: "the state differs from the golden run's (-golden +faulty):\n" + fixtureDiff(2)},
+			}
+			c.Diff = fixtureDiff(1)
+			c.Shrunk = fmt.Sprintf("power@%d", i%90)
+			c.Trace = fixtureTrace(schedule, i%90)
+			if i == 207 {
+				c.Repro = "go test ./orders -run '^TestOrders$' -chaoskit.schedule='" + schedule + "'"
+			}
+		case i%100 == 3:
+			c.NotChecked = []string{"same-state: the run did not complete", "same-result: the run did not complete"}
+		case i%100 == 4:
+			c.NotChecked = []string{"bounded-work-lost: the target made no progress marks (call Env.Mark after each durable step)"}
+		case i == 5:
+			c.NotChecked = []string{"bounded-work-lost: a corruption destroyed durable progress, so redoing work is expected"}
+			c.Unfired = []string{"lease@10+2h"}
+		case i == 6:
+			c.Refused = "the lease was lost: a person must decide"
+			c.FailedProcesses = 2
+		}
+		r.Cases = append(r.Cases, c)
+	}
+	r.Summarize(map[string]int{target: 90})
+	return r
+}

@@ -14,9 +14,11 @@ import (
 // read test results in: a <testsuites> element named "chaoskit" holding one <testsuite> per
 // target, in report order, holding one <testcase> per case, named by its schedule, with class
 // name "chaoskit.TARGET". A failed case carries a <failure> whose message is its first violation
-// and whose text lists every violation and the command that replays it; an unknown case carries
-// an <error> of type "unknown" with the reason; a case that passed by stopping loudly on an
-// unrecoverable fault says so in its <system-out>. Times are in seconds, from the report's
+// and whose text lists every violation and the command that replays it; a failure that a random
+// campaign shrank starts its message with the shrunk schedule ("shrunk to power@74: ...") and its
+// text with the command that replays that schedule. An unknown case carries an <error> of type
+// "unknown" with the reason; a case that passed by stopping loudly on an unrecoverable fault, or
+// by refusing to go on, says so in its <system-out>. Times are in seconds, from the report's
 // wall-clock durations.
 func (r *Report) JUnit(w io.Writer) error {
 	doc := junitSuites{Name: "chaoskit"}
@@ -106,10 +108,15 @@ func junitCaseOf(c *Case) junitCase {
 			jc.Failure.Message = oneLine(c.Violations[0])
 			jc.Failure.Type = c.Violations[0].Property
 		}
+		if s := shrunk(c); s != "" {
+			jc.Failure.Message = "shrunk to " + s + ": " + jc.Failure.Message
+		}
 	case c.Verdict != oracle.Pass:
 		jc.Error = &junitProblem{Message: firstLine(c.Reason), Type: "unknown", Text: failureText(c)}
 	case c.Detected != "":
 		jc.SystemOut = "passed by stopping loudly on an unrecoverable fault: " + c.Detected
+	case c.Refused != "":
+		jc.SystemOut = "passed by refusing to go on without a person: " + c.Refused
 	}
 	return jc
 }
@@ -118,6 +125,13 @@ func junitCaseOf(c *Case) junitCase {
 // unknown, then what else a reader needs to reproduce it.
 func failureText(c *Case) string {
 	var b strings.Builder
+	if s := shrunk(c); s != "" { // the schedule to read and replay first
+		fmt.Fprintf(&b, "shrunk to %s, which still breaks %s\n", s, firstProperty(c))
+		if cmd := shrunkRepro(c); cmd != "" {
+			fmt.Fprintf(&b, "replay shrunk: %s\n", cmd)
+		}
+		fmt.Fprintf(&b, "as found, %s:\n", c.Schedule)
+	}
 	for _, v := range c.Violations {
 		fmt.Fprintf(&b, "%s: %s\n", v.Property, strings.TrimSpace(v.Detail))
 	}
@@ -126,9 +140,6 @@ func failureText(c *Case) string {
 	}
 	for _, n := range c.NotChecked {
 		fmt.Fprintf(&b, "not checked: %s\n", n)
-	}
-	if c.Shrunk != "" && c.Shrunk != c.Schedule {
-		fmt.Fprintf(&b, "shrunk: %s\n", c.Shrunk)
 	}
 	fmt.Fprintf(&b, "replay: %s\n", c.Repro)
 	return b.String()

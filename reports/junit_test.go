@@ -190,3 +190,32 @@ func TestJUnitSchema(t *testing.T) {
 		t.Fatalf("xmllint: %v\n%s", err, out)
 	}
 }
+
+// A shrunk failure names its shrunk schedule first, in its message and its text, with the
+// command that replays it.
+func TestJUnitShrunk(t *testing.T) {
+	var doc parsedSuites
+	if err := xml.Unmarshal(render(t, randomReport(t), (*Report).JUnit), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var f *parsedProblem
+	for _, c := range doc.Suites[0].Cases {
+		if *c.Name == "kill@7,lease@107+2h" {
+			f = c.Failure
+		}
+	}
+	if f == nil {
+		t.Fatal("no failure for kill@7,lease@107+2h")
+	}
+	if want := "shrunk to power@7: same-result: the result differs from the golden run's (-golden +faulty):"; *f.Message != want {
+		t.Errorf("message = %q, want %q", *f.Message, want)
+	}
+	if want := "shrunk to power@7, which still breaks same-result\n" +
+		"replay shrunk: chaoskit replay --target agent --seed 3 --schedule 'power@7'\n" +
+		"as found, kill@7,lease@107+2h:\nsame-result: "; !strings.HasPrefix(f.Text, want) {
+		t.Errorf("text starts %q, want %q", f.Text[:min(len(f.Text), 200)], want)
+	}
+	if !strings.HasSuffix(f.Text, "\nreplay: chaoskit replay --target agent --seed 3 --schedule 'kill@7,lease@107+2h'\n") {
+		t.Errorf("text does not end with the replay command as found:\n%s", f.Text)
+	}
+}

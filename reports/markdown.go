@@ -22,6 +22,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	fmt.Fprintf(&b, "# chaoskit report\n\n%s\n\n**%s**\n\n", mdText(r.campaignLine()), mdText(totalsLine(&total, len(targets))))
 	b.WriteString("## Targets\n\n")
 	writeMarkdownTable(&b, targetTable(targets))
+	writeMarkdownNotes(&b, targets)
 	b.WriteString("\n## By fault kind\n\n")
 	writeMarkdownTable(&b, kindTable(r.byKind()))
 	b.WriteString("\n## Failures\n")
@@ -58,6 +59,24 @@ func writeMarkdownRow(b *strings.Builder, cells []string) {
 	fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 }
 
+// writeMarkdownNotes writes, under the table of targets, a line per target with what its
+// verdicts do not say: the properties not checked in some cases and why, unfired faults, refusals,
+// failed processes.
+func writeMarkdownNotes(b *strings.Builder, targets []*targetView) {
+	first := true
+	for _, t := range targets {
+		notes := targetNotes(t)
+		if len(notes) == 0 {
+			continue
+		}
+		if first {
+			b.WriteString("\nNot checked, and other notes:\n\n")
+			first = false
+		}
+		fmt.Fprintf(b, "- %s: %s\n", mdText(t.Target), mdText(strings.Join(notes, "; ")))
+	}
+}
+
 func writeMarkdownProblems(b *strings.Builder, t *targetView) {
 	if len(t.Problems) == 0 {
 		return
@@ -66,8 +85,12 @@ func writeMarkdownProblems(b *strings.Builder, t *targetView) {
 	shown := t.Problems[:min(len(t.Problems), markdownCasesPerTarget)]
 	for _, c := range shown {
 		fmt.Fprintf(b, "- %s — %s", mdCode(c.Schedule), mdText(clip(headline(c), 200)))
-		if c.Shrunk != "" && c.Shrunk != c.Schedule {
-			fmt.Fprintf(b, " (shrinks to %s)", mdCode(c.Shrunk))
+		if s := shrunk(c); s != "" {
+			// The shrunk schedule is the one to read and replay: it comes first.
+			fmt.Fprintf(b, "\\\n  **shrunk to %s**, which still breaks %s", mdCode(s), mdText(firstProperty(c)))
+			if cmd := shrunkRepro(c); cmd != "" {
+				fmt.Fprintf(b, "; replay it: %s", mdCode(cmd))
+			}
 		}
 		fmt.Fprintf(b, "\\\n  replay: %s\n", mdCode(c.Repro))
 	}

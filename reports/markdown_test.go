@@ -107,3 +107,26 @@ func TestMdCode(t *testing.T) {
 		}
 	}
 }
+
+// A failure of a random campaign shows its shrunk schedule before the schedule as found, with the
+// command that replays it; the notes say what was not checked.
+func TestMarkdownShrunkAndNotes(t *testing.T) {
+	md := renderMarkdown(t, randomReport(t))
+	for _, want := range []string{
+		"**1500 cases over 1 target: 1493 passed (0 detected), 7 failed, 0 unknown**",
+		"- `kill@7,lease@107+2h` — same-result: the result differs from the golden run's (-golden +faulty): (+1 more)\\\n" +
+			"  **shrunk to `power@7`**, which still breaks same-result; replay it: `chaoskit replay --target agent --seed 3 --schedule 'power@7'`\\\n" +
+			"  replay: `chaoskit replay --target agent --seed 3 --schedule 'kill@7,lease@107+2h'`\n",
+		"replay it: `go test ./orders -run '^TestOrders$' -chaoskit.schedule='power@27'`",
+		"\nNot checked, and other notes:\n\n- agent: bounded-work-lost not checked in 16 of 1500 cases: ",
+		"; same-result, same-state not checked in 15 of 1500 cases: the run did not complete; 1 case had a fault that never fired",
+		"; 2 processes ended on their own with an error or a panic\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(renderMarkdown(t, demoReport(t)), "Not checked, and other notes") {
+		t.Error("a report with nothing to note has notes")
+	}
+}

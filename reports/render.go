@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -287,7 +288,7 @@ func kindTable(kinds []kindStats) table {
 func (r *Report) campaignLine() string {
 	parts := []string{fmt.Sprintf("seed %d", r.Seed), "mode " + cmp.Or(r.Options.Mode, "unknown")}
 	if r.Options.Cases > 0 {
-		parts = append(parts, fmt.Sprintf("%d schedules per target", r.Options.Cases))
+		parts = append(parts, plural(r.Options.Cases, "schedule")+" per target")
 	}
 	if len(r.Options.Faults) > 0 {
 		parts = append(parts, "faults "+strings.Join(r.Options.Faults, ", "))
@@ -300,8 +301,165 @@ func (r *Report) campaignLine() string {
 
 // totalsLine sums up the verdicts of s, the totals over targets, on one line.
 func totalsLine(s *Stats, targets int) string {
-	return fmt.Sprintf("%d cases over %d targets: %d passed (%d detected), %d failed, %d unknown",
-		s.Cases, targets, s.Passed, s.Detected, s.Failed, s.Unknown)
+	return fmt.Sprintf("%s over %s: %d passed (%d detected), %d failed, %d unknown",
+		plural(s.Cases, "case"), plural(targets, "target"), s.Passed, s.Detected, s.Failed, s.Unknown)
+}
+
+// failedLine is the headline of a report, worded neutrally, for a report cannot know which
+// targets are meant to fail (a demo's variants are): "7 cases failed across 1 target".
+func failedLine(s *Stats, targets []*targetView) string {
+	failing := 0
+	for _, t := range targets {
+		if t.Failed > 0 {
+			failing++
+		}
+	}
+	var line string
+	switch {
+	case s.Cases == 0:
+		return "no case ran"
+	case s.Failed == 0:
+		line = fmt.Sprintf("no case failed across %s", plural(len(targets), "target"))
+	case failing == len(targets):
+		line = fmt.Sprintf("%s failed across %s", plural(s.Failed, "case"), plural(failing, "target"))
+	default:
+		line = fmt.Sprintf("%s failed across %d of %s", plural(s.Failed, "case"), failing, plural(len(targets), "target"))
+	}
+	if s.Unknown > 0 {
+		line += fmt.Sprintf("; %d could not be decided", s.Unknown)
+	}
+	return line
+}
+
+// verdictLine sums up a target's verdicts on one line: "all 1513 cases passed", or "498 of 1082
+// cases failed: bounded-work-lost ×377, ...", and how many are unknown.
+func verdictLine(s *Stats) string {
+	var line string
+	switch {
+	case s.Cases == 0:
+		return "no case ran"
+	case s.Passed == s.Cases && s.Cases == 1:
+		return "its one case passed"
+	case s.Passed == s.Cases:
+		return fmt.Sprintf("all %d cases passed", s.Cases)
+	case s.Failed == 0:
+		line = fmt.Sprintf("no case of %d failed", s.Cases)
+	default:
+		line = fmt.Sprintf("%d of %s failed", s.Failed, plural(s.Cases, "case"))
+		if len(s.Violations) > 0 {
+			line += " (" + countsByName(s.Violations) + ")"
+		}
+	}
+	if s.Unknown > 0 {
+		line += fmt.Sprintf("; %d unknown", s.Unknown)
+	}
+	return line
+}
+
+// targetNotes lists what a reader of a target's verdicts must know besides: the properties that
+// could not be checked in some cases, in how many and why (from the cases' not_checked), those
+// with the same count and reasons together; the cases with a fault that never fired; those that
+// passed by refusing to go on; and the processes that failed on their own. It is empty when
+// there is nothing to say.
+func targetNotes(t *targetView) []string {
+	whys := map[string]map[string]int{} // property -> why -> cases
+	for _, c := range t.Cases {
+		for _, n := range c.NotChecked {
+			p, why, _ := strings.Cut(n, ":")
+			if whys[p] == nil {
+				whys[p] = map[string]int{}
+			}
+			whys[p][strings.TrimSpace(why)]++
+		}
+	}
+	var notes []string
+	var order []string             // the ends of the notes on properties not checked, in order
+	props := map[string][]string{} // such an end -> the properties it is about
+	for _, p := range slices.Sorted(maps.Keys(t.NotChecked)) {
+		end := fmt.Sprintf(" not checked in %d of %s", t.NotChecked[p], plural(t.Stats.Cases, "case"))
+		byCount := slices.SortedFunc(maps.Keys(whys[p]), func(a, b string) int {
+			return cmp.Or(cmp.Compare(whys[p][b], whys[p][a]), cmp.Compare(a, b))
+		})
+		switch {
+		case len(byCount) == 1 && byCount[0] != "":
+			end += ": " + byCount[0]
+		case len(byCount) > 1:
+			var parts []string
+			for _, why := range byCount {
+				parts = append(parts, fmt.Sprintf("%s (%d)", cmp.Or(why, "no reason given"), whys[p][why]))
+			}
+			end += ": " + strings.Join(parts, ", ")
+		}
+		if props[end] == nil {
+			order = append(order, end)
+		}
+		props[end] = append(props[end], p)
+	}
+	for _, end := range order {
+		notes = append(notes, strings.Join(props[end], ", ")+end)
+	}
+	if t.Unfired > 0 {
+		notes = append(notes, plural(t.Unfired, "case")+" had a fault that never fired (judged on the faults that fired)")
+	}
+	if t.Refused > 0 {
+		notes = append(notes, plural(t.Refused, "case")+" passed by refusing to go on without a person")
+	}
+	if t.FailedProcesses > 0 {
+		notes = append(notes, plural(t.FailedProcesses, "process")+" ended on their own with an error or a panic")
+	}
+	return notes
+}
+
+// plural returns n and noun, in the plural unless n is 1: "1 target", "2 targets", "3
+// properties", "4 processes".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	switch {
+	case strings.HasSuffix(noun, "s"), strings.HasSuffix(noun, "x"), strings.HasSuffix(noun, "ch"), strings.HasSuffix(noun, "sh"):
+		noun += "es"
+	case strings.HasSuffix(noun, "y") && len(noun) > 1 && !strings.ContainsRune("aeiou", rune(noun[len(noun)-2])):
+		noun = noun[:len(noun)-1] + "ies"
+	default:
+		noun += "s"
+	}
+	return strconv.Itoa(n) + " " + noun
+}
+
+// shrunk returns c's shrunk schedule when it differs from its schedule, or "".
+func shrunk(c *Case) string {
+	if c.Shrunk == c.Schedule {
+		return ""
+	}
+	return c.Shrunk
+}
+
+// shrunkRepro returns the command that replays c's shrunk schedule: c's own replay command,
+// which replays the schedule as found, with the schedule replaced. It returns "" when c has no
+// shrunk schedule of its own or its command names no schedule.
+func shrunkRepro(c *Case) string {
+	if shrunk(c) == "" {
+		return ""
+	}
+	cmd, _ := replaceSchedule(c.Repro, c.Shrunk)
+	return cmd
+}
+
+// scheduleFlag matches the schedule of a replay command: chaoskit's --schedule or go test's
+// -chaoskit.schedule, followed by "=" or a space, and its value, quoted or not.
+var scheduleFlag = regexp.MustCompile(`(?:^|\s)--?(?:chaoskit\.)?schedule(?:=|\s+)('[^']*'|"[^"]*"|[^\s'"]*)`)
+
+// replaceSchedule returns the replay command cmd with the value of its (last) schedule flag
+// replaced by schedule, in single quotes; false if cmd has no schedule flag.
+func replaceSchedule(cmd, schedule string) (string, bool) {
+	all := scheduleFlag.FindAllStringSubmatchIndex(cmd, -1)
+	if len(all) == 0 {
+		return "", false
+	}
+	m := all[len(all)-1]
+	quoted := "'" + strings.ReplaceAll(schedule, "'", `'\''`) + "'"
+	return cmd[:m[2]] + quoted + cmd[m[3]:], true
 }
 
 // problemsLine counts what a target's problem list holds, e.g. "58 failed, 2 unknown".
@@ -310,4 +468,12 @@ func problemsLine(s *Stats) string {
 		return fmt.Sprintf("%d failed", s.Failed)
 	}
 	return fmt.Sprintf("%d failed, %d unknown", s.Failed, s.Unknown)
+}
+
+// firstProperty names the first property c broke, the one its shrunk schedule still breaks.
+func firstProperty(c *Case) string {
+	if len(c.Violations) == 0 {
+		return "a property"
+	}
+	return c.Violations[0].Property
 }

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,4 +133,91 @@ func runTool(name string, args ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return exec.CommandContext(ctx, name, args...).CombinedOutput()
+}
+
+func TestPlural(t *testing.T) {
+	for _, tc := range []struct {
+		n          int
+		noun, want string
+	}{
+		{0, "target", "0 targets"}, {1, "target", "1 target"}, {2, "target", "2 targets"},
+		{1, "comparison", "1 comparison"}, {3, "comparison", "3 comparisons"},
+		{1, "property", "1 property"}, {2, "property", "2 properties"}, {2, "key", "2 keys"},
+		{1, "process", "1 process"}, {5, "process", "5 processes"}, {2, "match", "2 matches"},
+	} {
+		if got := plural(tc.n, tc.noun); got != tc.want {
+			t.Errorf("plural(%d, %q) = %q, want %q", tc.n, tc.noun, got, tc.want)
+		}
+	}
+}
+
+func TestReplaceSchedule(t *testing.T) {
+	for _, tc := range []struct{ cmd, want string }{
+		{"chaoskit replay --target reference --seed 1 --schedule 'corrupt@73,power@91'",
+			"chaoskit replay --target reference --seed 1 --schedule 'power@74'"},
+		{"go test ./orders -run '^TestOrders$' -chaoskit.schedule='corrupt@73,power@91'",
+			"go test ./orders -run '^TestOrders$' -chaoskit.schedule='power@74'"},
+		{"chaoskit replay --exec 'python3 app.py' --schedule=kill@3 --seed 2",
+			"chaoskit replay --exec 'python3 app.py' --schedule='power@74' --seed 2"},
+		{`go test -run X -chaoskit.schedule "kill@1"`, `go test -run X -chaoskit.schedule 'power@74'`},
+		// A target whose name holds "schedule" is not the flag.
+		{"chaoskit replay --target 'my --schedule thing' --schedule 'kill@1'",
+			"chaoskit replay --target 'my --schedule thing' --schedule 'power@74'"},
+	} {
+		got, ok := replaceSchedule(tc.cmd, "power@74")
+		if !ok || got != tc.want {
+			t.Errorf("replaceSchedule(%q) = %q, %v; want %q", tc.cmd, got, ok, tc.want)
+		}
+	}
+	if got, ok := replaceSchedule("./replay.sh 7", "power@74"); ok {
+		t.Errorf("a command with no schedule flag became %q", got)
+	}
+	c := &Case{Schedule: "kill@1,kill@9", Shrunk: "kill@1", Repro: "chaoskit replay --target t --seed 1 --schedule 'kill@1,kill@9'"}
+	if got := shrunkRepro(c); got != "chaoskit replay --target t --seed 1 --schedule 'kill@1'" {
+		t.Errorf("shrunkRepro = %q", got)
+	}
+	for _, c := range []*Case{{Schedule: "kill@1", Shrunk: "kill@1", Repro: c.Repro}, {Schedule: "kill@1", Repro: c.Repro}} {
+		if got := shrunkRepro(c); got != "" {
+			t.Errorf("a case not shrunk further has a shrunk replay command %q", got)
+		}
+	}
+}
+
+func TestTargetNotes(t *testing.T) {
+	got := targetNotes(randomReport(t).targets()[0])
+	want := []string{
+		"bounded-work-lost not checked in 16 of 1500 cases: the target made no progress marks (call Env.Mark after each durable step) (15), a corruption destroyed durable progress, so redoing work is expected (1)",
+		"same-result, same-state not checked in 15 of 1500 cases: the run did not complete",
+		"1 case had a fault that never fired (judged on the faults that fired)",
+		"1 case passed by refusing to go on without a person",
+		"2 processes ended on their own with an error or a panic",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("targetNotes =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := targetNotes(demoReport(t).targets()[0]); len(got) != 0 {
+		t.Errorf("a target with nothing to note has notes %q", got)
+	}
+}
+
+func TestHeadlines(t *testing.T) {
+	r := randomReport(t)
+	total, targets := r.totals(), r.targets()
+	if got, want := failedLine(&total, targets), "7 cases failed across 1 target"; got != want {
+		t.Errorf("failedLine = %q, want %q", got, want)
+	}
+	if got, want := totalsLine(&total, len(targets)), "1500 cases over 1 target: 1493 passed (0 detected), 7 failed, 0 unknown"; got != want {
+		t.Errorf("totalsLine = %q, want %q", got, want)
+	}
+	if got, want := verdictLine(&targets[0].Stats), "7 of 1500 cases failed (same-result ×7, same-state ×7)"; got != want {
+		t.Errorf("verdictLine = %q, want %q", got, want)
+	}
+	demo := demoReport(t)
+	total, targets = demo.totals(), demo.targets()
+	if got := failedLine(&total, targets); !regexp.MustCompile(`^\d+ cases failed across 7 of 9 targets; \d+ could not be decided$`).MatchString(got) {
+		t.Errorf("failedLine of the demo = %q", got)
+	}
+	if got := verdictLine(&targets[0].Stats); got != "all 245 cases passed" {
+		t.Errorf("verdictLine of a target that passed = %q", got)
+	}
 }
