@@ -14,19 +14,23 @@ import (
 const (
 	// htmlCasesPerTarget is how many failing or unknown cases HTML shows for each target.
 	htmlCasesPerTarget = 30
-	// htmlDetailLines and htmlDiffLines are how many lines of a violation's detail and of a
-	// case's diff HTML shows.
-	htmlDetailLines, htmlDiffLines = 16, 60
+	// htmlDetailLines is how many lines of a violation's detail, or of a case's diff, HTML
+	// shows, in a block that scrolls.
+	htmlDetailLines = 400
 )
 
 // HTML writes r as one self-contained HTML page: inline CSS and inline SVG charts, no script and
 // nothing loaded from elsewhere, so that it can be opened from disk or kept as a CI artifact. The
-// page has the campaign and its totals; charts of the cases and failures per fault kind for each
-// target, of the work lost over all cases, and of the duplicate effects per tool; the summary
-// tables of Markdown; and, for up to 30 failing or unknown cases per target, the violations
-// beside a timeline of the beats around the fault (the beat where a fault fired marked, each
-// process in its own colour), the replay command and the diff. Every string from the report is
-// escaped. The output is a pure function of r.
+// page has the campaign and a headline worded neutrally ("N cases failed across M targets": a
+// report cannot know which targets are meant to fail), then per target its verdict on one line
+// and what that verdict does not say (properties not checked and why, faults that never fired,
+// refusals, failed processes); charts of the cases and failures per fault kind, one per target
+// with a row per kind on a logarithmic scale, of the work lost over all cases, and of the
+// duplicate effects per tool; the summary tables of Markdown; and, for up to 30 failing or
+// unknown cases per target, the shrunk schedule and the command that replays it, the violations
+// (each diff once, in a block that scrolls) beside a timeline of the beats that explain the case
+// (the beat where a fault fired marked, each process in its own colour), and the replay command.
+// Every string from the report is escaped. The output is a pure function of r.
 func (r *Report) HTML(w io.Writer) error {
 	var b bytes.Buffer
 	if err := htmlPage.Execute(&b, r.htmlData()); err != nil {
@@ -40,13 +44,24 @@ func (r *Report) HTML(w io.Writer) error {
 type htmlReport struct {
 	*Report
 	Campaign   string
+	Headline   string
 	Totals     Stats
 	Targets    int
+	Verdicts   []htmlVerdict
 	Summary    table
 	ByKind     table
-	Charts     []*chart // per fault kind, work lost, duplicates per tool (nil when there are none)
+	KindCharts []*chart // one per target with cases
+	WorkLost   *chart
+	Duplicates *chart // nil when no case had a duplicate
 	Problems   []htmlTarget
 	NoProblems bool
+}
+
+// htmlVerdict is a target's line in the list of verdicts.
+type htmlVerdict struct {
+	Target, Anchor, Line string // Anchor: its section of failing cases, if it has one
+	Notes                []string
+	Failed               bool
 }
 
 // htmlTarget is one target's section of failing and unknown cases.
@@ -58,30 +73,40 @@ type htmlTarget struct {
 
 type htmlCase struct {
 	*Case
-	Violations []oracle.Violation // details clipped
-	Metrics    string
-	Trace      []traceRow
-	Diff       string // clipped
+	Violations  []oracle.Violation // details clipped
+	Metrics     string
+	Trace       []traceRow
+	Diff        string // clipped; "" when a violation's detail shows it already
+	Shrunk      string // the shrunk schedule, when it differs from the schedule
+	ShrunkRepro string
+	Breaks      string // the property the shrunk schedule still breaks
 }
 
 // traceRow is one line of a case's timeline: a beat, a marker that a new process starts, or a
 // note that beats were left out.
 type traceRow struct {
 	TraceBeat
-	Process int // the attempt, modulo the number of process colours
-	Start   bool
-	Skipped int
+	Process int  // the attempt, modulo the number of process colours
+	Start   bool // a process starts: a marker row, or a beat whose note says so
+	Marker  bool // a row of its own saying that a process starts, before its first beat shown
+	Skipped string
 }
 
 func (r *Report) htmlData() htmlReport {
 	targets := r.targets()
 	d := htmlReport{Report: r, Campaign: r.campaignLine(), Totals: r.totals(), Targets: len(targets),
 		Summary: targetTable(targets), ByKind: kindTable(r.byKind())}
-	d.Charts = []*chart{perKindChart(targets, r.kinds()), workLostChart(r.Cases), duplicatesChart(r.Cases)}
+	d.Headline = failedLine(&d.Totals, targets)
+	d.KindCharts = kindCharts(targets, r.kinds())
+	d.WorkLost, d.Duplicates = workLostChart(r.Cases), duplicatesChart(r.Cases)
 	for i, t := range targets {
+		v := htmlVerdict{Target: t.Target, Line: verdictLine(&t.Stats), Notes: targetNotes(t), Failed: t.Failed > 0}
 		if len(t.Problems) > 0 {
-			d.Problems = append(d.Problems, htmlTargetOf(i, t))
+			ht := htmlTargetOf(i, t)
+			v.Anchor = ht.Anchor
+			d.Problems = append(d.Problems, ht)
 		}
+		d.Verdicts = append(d.Verdicts, v)
 	}
 	d.NoProblems = len(d.Problems) == 0
 	return d
@@ -100,10 +125,16 @@ func htmlTargetOf(i int, t *targetView) htmlTarget {
 }
 
 func htmlCaseOf(c *Case) htmlCase {
-	hc := htmlCase{Case: c, Metrics: metricsLine(&c.Metrics),
-		Trace: traceRows(c.Trace), Diff: clipLines(c.Diff, htmlDiffLines)}
+	hc := htmlCase{Case: c, Metrics: metricsLine(&c.Metrics), Trace: traceRows(c.Trace),
+		Shrunk: shrunk(c), ShrunkRepro: shrunkRepro(c), Breaks: firstProperty(c)}
+	diff := strings.TrimSpace(c.Diff)
+	shown := diff == ""
 	for _, v := range c.Violations {
+		shown = shown || strings.Contains(v.Detail, diff)
 		hc.Violations = append(hc.Violations, oracle.Violation{Property: v.Property, Detail: clipLines(v.Detail, htmlDetailLines)})
+	}
+	if !shown { // the diff is shown once: in the violation that holds it, or here
+		hc.Diff = clipLines(c.Diff, htmlDetailLines)
 	}
 	return hc
 }
@@ -121,18 +152,24 @@ func metricsLine(m *oracle.Metrics) string {
 // processColours is how many colours the timeline cycles through for successive processes.
 const processColours = 6
 
-// traceRows lays out a trace as a timeline: a marker before each process but the first, and a
-// note wherever the trace skips beats.
+// traceRows lays out a trace as a timeline: a process's first beat, whose note says that it
+// starts, stands out; a process whose first beat shown has no such note (a trace that left it
+// out) gets a marker row before it, but only there, for the processes of a fleet interleave; and
+// a note says wherever the trace skips beats.
 func traceRows(trace []TraceBeat) []traceRow {
 	var rows []traceRow
+	seen := map[int]bool{}
 	for i, tb := range trace {
 		if i > 0 && tb.Beat > trace[i-1].Beat+1 {
-			rows = append(rows, traceRow{Skipped: tb.Beat - trace[i-1].Beat - 1})
+			rows = append(rows, traceRow{Skipped: "… " + plural(tb.Beat-trace[i-1].Beat-1, "beat") + " not shown"})
 		}
-		if i > 0 && tb.Attempt != trace[i-1].Attempt {
-			rows = append(rows, traceRow{TraceBeat: TraceBeat{Attempt: tb.Attempt}, Process: tb.Attempt % processColours, Start: true})
+		row := traceRow{TraceBeat: tb, Process: tb.Attempt % processColours,
+			Start: strings.Contains(tb.Note, fmt.Sprintf("process %d starts", tb.Attempt))}
+		if !seen[tb.Attempt] && i > 0 && !row.Start {
+			rows = append(rows, traceRow{TraceBeat: TraceBeat{Attempt: tb.Attempt}, Process: row.Process, Start: true, Marker: true})
 		}
-		rows = append(rows, traceRow{TraceBeat: tb, Process: tb.Attempt % processColours})
+		seen[tb.Attempt] = true
+		rows = append(rows, row)
 	}
 	return rows
 }
@@ -160,7 +197,7 @@ const htmlTemplate = `<!DOCTYPE html>
 <meta name="generator" content="chaoskit">
 <title>chaoskit report · seed {{.Seed}}</title>
 <style>
-:root { --ink: #1f2328; --muted: #59636e; --line: #d1d9e0; --soft: #f6f8fa; --fail: #cf222e; --fail-bg: #ffebe9; --ok: #1a7f37; }
+:root { --ink: #1f2328; --muted: #59636e; --line: #d1d9e0; --soft: #f6f8fa; --fail: #cf222e; --fail-bg: #ffebe9; --ok: #1a7f37; --warn: #9a6700; }
 * { box-sizing: border-box; }
 body { margin: 0; padding: 24px 32px 48px; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color: var(--ink); background: #fff; }
 h1 { font-size: 26px; margin: 0 0 4px; }
@@ -170,6 +207,11 @@ code, pre, .mono { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mon
 .muted { color: var(--muted); }
 .meta { margin: 0; color: var(--muted); }
 .meta b { color: var(--ink); font-weight: 600; }
+.headline { font-size: 18px; font-weight: 600; margin: 14px 0 6px; }
+.verdicts { list-style: none; margin: 0; padding: 0; }
+.verdicts li { margin: 0 0 5px; padding-left: 10px; border-left: 3px solid var(--ok); }
+.verdicts li.failed { border-left-color: var(--fail); }
+.verdicts .notes { color: var(--muted); font-size: 12.5px; }
 .cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 16px 0 0; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: 8px 16px; min-width: 110px; background: var(--soft); }
 .card .v { font-size: 24px; font-weight: 650; }
@@ -182,13 +224,18 @@ th { background: var(--soft); text-align: left; font-weight: 600; }
 td:first-child { white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .charts { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
+.multiples { display: flex; flex-wrap: wrap; gap: 8px 16px; margin-bottom: 24px; align-items: flex-start; }
+.multiples svg { border: 1px solid var(--line); border-radius: 6px; }
 figure { margin: 0; }
 figcaption { font-weight: 600; margin-bottom: 4px; }
+.keys { margin: 0 0 8px; font-size: 12px; color: var(--muted); }
+.key { display: inline-block; width: 12px; height: 12px; vertical-align: -2px; margin: 0 4px 0 10px; border-radius: 2px; }
+.key.cases { background: #8fb5d9; } .key.failed { background: #d1242f; } .key.unknown { background: #bf8700; }
 svg { display: block; max-width: 100%; height: auto; }
 svg text { font-family: system-ui, "DejaVu Sans", sans-serif; fill: var(--ink); }
 svg .tick { font-size: 11px; fill: var(--muted); }
 svg .count { font-size: 10px; fill: var(--ink); }
-svg .legend { font-size: 12px; }
+svg .bad { fill: var(--fail); font-weight: 600; }
 svg .axis-title { font-size: 11.5px; fill: var(--muted); }
 svg .panel-title { font-size: 13px; font-weight: 600; }
 svg .grid { stroke: #eaeef2; }
@@ -206,11 +253,13 @@ nav ul { margin: 4px 0; padding-left: 20px; columns: 2; }
 .case h4 code { font-size: 14px; }
 .verdict { display: inline-block; font-size: 11px; text-transform: uppercase; padding: 0 6px; border-radius: 10px; background: var(--fail-bg); color: var(--fail); margin-left: 6px; vertical-align: 2px; }
 .case .metrics { font-size: 12px; color: var(--muted); margin: 0 0 8px; }
+.shrunk { margin: 6px 0 10px; padding: 6px 10px; border: 1px solid #d4a72c; background: #fff8c5; border-radius: 6px; }
+.shrunk code { font-weight: 600; }
 .case-body { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; }
 .violations { margin: 0; padding: 0; list-style: none; }
 .violations li { margin-bottom: 6px; }
 .prop { font-weight: 600; color: var(--fail); }
-pre { margin: 4px 0; padding: 6px 8px; background: var(--soft); border-radius: 4px; overflow: auto; max-height: 260px; white-space: pre-wrap; word-break: break-word; }
+pre { margin: 4px 0; padding: 6px 8px; background: var(--soft); border-radius: 4px; overflow: auto; max-height: 28em; white-space: pre-wrap; overflow-wrap: anywhere; }
 .facts { font-size: 12.5px; margin: 6px 0 0; }
 .facts dt { font-weight: 600; }
 .facts dd { margin: 0 0 4px 12px; white-space: pre-wrap; }
@@ -223,7 +272,7 @@ pre { margin: 4px 0; padding: 6px 8px; background: var(--soft); border-radius: 4
 .trace li.start { margin-top: 4px; font-weight: 600; }
 .trace li.fault { background: var(--fail-bg); border-left-color: var(--fail) !important; outline: 1px solid var(--fail); }
 .trace .f { color: var(--fail); font-weight: 700; }
-.trace .note { color: var(--muted); }
+.trace .note { color: var(--muted); font-weight: 400; }
 .p0 { border-left-color: #4c78a8 !important; } .p0 .p { color: #4c78a8; }
 .p1 { border-left-color: #e37400 !important; } .p1 .p { color: #b35c00; }
 .p2 { border-left-color: #2da44e !important; } .p2 .p { color: #1a7f37; }
@@ -240,26 +289,37 @@ pre { margin: 4px 0; padding: 6px 8px; background: var(--soft); border-radius: 4
 <header>
 <h1>chaoskit report</h1>
 <p class="meta">schema <b>{{.Schema}}</b> · {{.Campaign}}{{if .DurationMs}} · ran in {{seconds .DurationMs}} s{{end}}</p>
+<p class="headline">{{.Headline}}</p>
+<ul class="verdicts">{{range .Verdicts}}
+<li{{if .Failed}} class="failed"{{end}}><b>{{if .Anchor}}<a href="#{{.Anchor}}">{{.Target}}</a>{{else}}{{.Target}}{{end}}</b>: <span class="line">{{.Line}}</span>{{with .Notes}}<div class="notes">{{range $i, $n := .}}{{if $i}} · {{end}}{{$n}}{{end}}</div>{{end}}</li>{{end}}
+</ul>
 <div class="cards">
 <div class="card"><div class="v">{{.Targets}}</div><div class="k">targets</div></div>
 <div class="card"><div class="v">{{.Totals.Cases}}</div><div class="k">cases</div></div>
-<div class="card good"><div class="v">{{.Totals.Passed}}</div><div class="k">passed</div></div>
-<div class="card{{if .Totals.Failed}} bad{{end}}"><div class="v">{{.Totals.Failed}}</div><div class="k">failed</div></div>
+<div class="card"><div class="v">{{.Totals.Passed}}</div><div class="k">passed</div></div>
+<div class="card"><div class="v">{{.Totals.Failed}}</div><div class="k">failed</div></div>
 <div class="card{{if .Totals.Unknown}} bad{{end}}"><div class="v">{{.Totals.Unknown}}</div><div class="k">unknown</div></div>
 <div class="card"><div class="v">{{.Totals.Detected}}</div><div class="k">detected</div></div>
-<div class="card"><div class="v">{{.Totals.Duplicates}}</div><div class="k">duplicates</div></div>
+{{if .Totals.Refused}}<div class="card"><div class="v">{{.Totals.Refused}}</div><div class="k">refused</div></div>
+{{end}}{{if .Totals.Unfired}}<div class="card"><div class="v">{{.Totals.Unfired}}</div><div class="k">unfired</div></div>
+{{end}}<div class="card"><div class="v">{{.Totals.Duplicates}}</div><div class="k">duplicates</div></div>
 <div class="card"><div class="v">{{.Totals.LostEffects}}</div><div class="k">lost effects</div></div>
-</div>
+{{if .Totals.FailedProcesses}}<div class="card"><div class="v">{{.Totals.FailedProcesses}}</div><div class="k">failed processes</div></div>
+{{end}}</div>
 </header>
 
 <h2>Targets</h2>
 {{template "table" .Summary}}
 
 <h2>Charts</h2>
+{{if .KindCharts}}<figure><figcaption>Cases and failures per fault kind, for each target</figcaption>
+<p class="keys"><span class="key cases"></span>cases whose schedule has the kind <span class="key failed"></span>failed <span class="key unknown"></span>unknown · on a logarithmic scale, so that a few failures among thousands of cases show; the counts are exact</p>
+<div class="multiples">
+{{range .KindCharts}}{{template "chart" .}}
+{{end}}</div></figure>{{end}}
 <div class="charts">
-{{with index .Charts 0}}<figure><figcaption>Cases and failures per fault kind, for each target</figcaption>{{template "chart" .}}</figure>{{end}}
-{{with index .Charts 1}}<figure><figcaption>Work lost: golden beats done again, over all cases</figcaption>{{template "chart" .}}</figure>{{end}}
-<figure><figcaption>Duplicate effects per tool</figcaption>{{with index .Charts 2}}{{template "chart" .}}{{else}}<p class="muted">No case applied an effect more often than the golden run.</p>{{end}}</figure>
+{{with .WorkLost}}<figure><figcaption>Work lost: golden beats done again, over all cases</figcaption>{{template "chart" .}}</figure>{{end}}
+<figure><figcaption>Duplicate effects per tool</figcaption>{{with .Duplicates}}{{template "chart" .}}{{else}}<p class="muted">No case applied an effect more often than the golden run.</p>{{end}}</figure>
 </div>
 
 <h2>By fault kind</h2>
@@ -286,28 +346,28 @@ pre { margin: 4px 0; padding: 6px 8px; background: var(--soft); border-radius: 4
 {{define "chart"}}<svg width="{{num .W}}" height="{{num .H}}" viewBox="0 0 {{num .W}} {{num .H}}" role="img" aria-label="{{.Title}}">
 {{range .Lines}}<line x1="{{num .X1}}" y1="{{num .Y1}}" x2="{{num .X2}}" y2="{{num .Y2}}" class="{{.Class}}"/>
 {{end}}{{range .Rects}}<rect x="{{num .X}}" y="{{num .Y}}" width="{{num .W}}" height="{{num .H}}" class="{{.Class}}">{{with .Tip}}<title>{{.}}</title>{{end}}</rect>
-{{end}}{{range .Labels}}<text x="{{num .X}}" y="{{num .Y}}" class="{{.Class}}" text-anchor="{{.Anchor}}"{{if .Rotate}} transform="rotate(-90 {{num .X}} {{num .Y}})"{{end}}>{{.Text}}</text>
+{{end}}{{range .Labels}}<text x="{{num .X}}" y="{{num .Y}}" class="{{.Class}}" text-anchor="{{.Anchor}}"{{if .Rotate}} transform="rotate(-90 {{num .X}} {{num .Y}})"{{end}}>{{.Text}}{{if .Tail}}<tspan class="{{.TailClass}}">{{.Tail}}</tspan>{{end}}</text>
 {{end}}</svg>{{end}}
 {{define "case"}}<article class="case {{.Verdict}}">
 <h4><code>{{.Schedule}}</code><span class="verdict">{{.Verdict}}</span></h4>
 <p class="metrics">{{.Metrics}}</p>
-<div class="case-body">
+{{with .Shrunk}}<p class="shrunk">Shrunk to <code>{{.}}</code>, which still breaks {{$.Breaks}}{{with $.ShrunkRepro}}: replay it with <code>{{.}}</code>{{end}}</p>
+{{end}}<div class="case-body">
 <div>
 {{if .Violations}}<ul class="violations">{{range .Violations}}<li><span class="prop">{{.Property}}</span><pre>{{.Detail}}</pre></li>{{end}}</ul>{{end}}
-<dl class="facts">
+{{if or .Reason .Unfired .NotChecked}}<dl class="facts">
 {{with .Reason}}<dt>unknown because</dt><dd>{{.}}</dd>{{end}}
-{{with .Shrunk}}<dt>shrunk to</dt><dd><code>{{.}}</code></dd>{{end}}
 {{with .Unfired}}<dt>faults that never fired</dt><dd>{{range $i, $f := .}}{{if $i}}, {{end}}<code>{{$f}}</code>{{end}}</dd>{{end}}
 {{with .NotChecked}}<dt>not checked</dt>{{range .}}<dd>{{.}}</dd>{{end}}{{end}}
-</dl>
+</dl>{{end}}
 </div>
-<div>{{if .Trace}}<ol class="trace" aria-label="beats around the fault">
-{{range .Trace}}{{if .Skipped}}<li class="gap"><span class="n"></span><span class="p"></span><span class="x">… {{.Skipped}} beats not shown</span></li>
-{{else if .Start}}<li class="start p{{.Process}}"><span class="n"></span><span class="p">p{{.Attempt}}</span><span class="x">process {{.Attempt}} starts</span></li>
-{{else}}<li class="p{{.Process}}{{if .Fault}} fault{{end}}"><span class="n">{{.Beat}}</span><span class="p">p{{.Attempt}}</span><span class="x"><span class="mono">{{.Label}}</span>{{with .Fault}} <span class="f">⚡ {{.}}</span>{{end}}{{with .Note}}<br><span class="note">{{.}}</span>{{end}}</span></li>
+<div>{{if .Trace}}<ol class="trace" aria-label="the beats that explain the case">
+{{range .Trace}}{{if .Skipped}}<li class="gap"><span class="n"></span><span class="p"></span><span class="x">{{.Skipped}}</span></li>
+{{else if .Marker}}<li class="start p{{.Process}}"><span class="n"></span><span class="p">p{{.Attempt}}</span><span class="x">process {{.Attempt}} starts</span></li>
+{{else}}<li class="p{{.Process}}{{if .Start}} start{{end}}{{if .Fault}} fault{{end}}"><span class="n">{{.Beat}}</span><span class="p">p{{.Attempt}}</span><span class="x"><span class="mono">{{.Label}}</span>{{with .Fault}} <span class="f">⚡ {{.}}</span>{{end}}{{with .Note}}<br><span class="note">{{.}}</span>{{end}}</span></li>
 {{end}}{{end}}</ol>{{else}}<p class="muted">No trace recorded.</p>{{end}}</div>
 </div>
-<p class="repro">replay: <code>{{.Repro}}</code></p>
+<p class="repro">replay{{if .Shrunk}} as found{{end}}: <code>{{.Repro}}</code></p>
 {{with .Diff}}<p class="diff-title">diff (-golden +faulty)</p><pre>{{.}}</pre>{{end}}
 </article>
 {{end}}`

@@ -8,8 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 func writeHTML(t *testing.T, r *Report) (path, page string) {
@@ -25,8 +28,9 @@ func TestHTMLSelfContained(t *testing.T) {
 			t.Errorf("the page holds %q: it must load nothing from elsewhere", ref)
 		}
 	}
-	if n := strings.Count(page, "<svg "); n != 3 {
-		t.Errorf("the page has %d SVG charts, want 3", n)
+	// A chart of fault kinds per target, the work lost, the duplicates per tool.
+	if n, want := strings.Count(page, "<svg "), len(demoReport(t).Summary.Targets)+2; n != want {
+		t.Errorf("the page has %d SVG charts, want %d", n, want)
 	}
 	if len(page) > 3<<20 {
 		t.Errorf("the page is %d bytes: it should not render every passing case", len(page))
@@ -164,4 +168,126 @@ func colours(img image.Image) int {
 		}
 	}
 	return len(seen)
+}
+
+// The page of a random campaign: a neutral headline, the target's verdict and notes, the shrunk
+// schedule of each failure with its replay command, and each diff once, whole.
+func TestHTMLRandomCampaign(t *testing.T) {
+	r := randomReport(t)
+	_, page := writeHTML(t, r)
+	for _, want := range []string{
+		`<p class="headline">7 cases failed across 1 target</p>`,
+		`<span class="line">7 of 1500 cases failed (same-result ×7, same-state ×7)</span>`,
+		`<div class="notes">bounded-work-lost not checked in 16 of 1500 cases: `,
+		` · 2 processes ended on their own with an error or a panic</div>`,
+		`<div class="card"><div class="v">1</div><div class="k">refused</div></div>`,
+		`<p class="shrunk">Shrunk to <code>power@7</code>, which still breaks same-result: replay it with <code>` +
+			escaped("chaoskit replay --target agent --seed 3 --schedule 'power@7'") + `</code></p>`,
+		`<p class="repro">replay as found: <code>` + escaped("chaoskit replay --target agent --seed 3 --schedule 'kill@7,lease@107+2h'") + `</code></p>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+	for _, wrong := range []string{"FAILED", "1 targets", "1 cases"} {
+		if strings.Contains(page, wrong) {
+			t.Errorf("the page says %q", wrong)
+		}
+	}
+	// Each case's diff, held by its same-result violation, is shown once, and not clipped.
+	card := page[strings.Index(page, "<article "):]
+	card = card[:strings.Index(card, "</article>")]
+	diff := escaped(strings.TrimSpace(fixtureDiff(1)))
+	if n := strings.Count(card, diff); n != 1 {
+		t.Errorf("a case's diff is shown %d times", n)
+	}
+	if strings.Contains(card, "diff-title") || strings.Contains(card, "more lines") {
+		t.Errorf("a diff a violation holds is shown again, or clipped:\n%s", card)
+	}
+}
+
+// The per-kind chart has a row per fault kind, its name beside it, and a failures bar long enough
+// to see for 7 failures among 519 cases.
+func TestHTMLKindChart(t *testing.T) {
+	r := &Report{Schema: Schema, Options: Options{Mode: "exhaustive", Faults: []string{"kill", "lease", "model-ratelimit"}}}
+	add := func(kind string, n, failed int) {
+		for i := range n {
+			c := Case{Target: "t", Schedule: fmt.Sprintf("%s@%d", kind, i), Verdict: oracle.Pass}
+			if i < failed {
+				c.Verdict, c.Violations = oracle.Fail, []oracle.Violation{{Property: "no-duplicate-effects"}}
+			}
+			r.Cases = append(r.Cases, c)
+		}
+	}
+	add("kill", 159, 0)
+	add("lease", 519, 7)
+	add("model-ratelimit", 8, 0)
+	r.Summarize(nil)
+	charts := kindCharts(r.targets(), r.kinds())
+	if len(charts) != 1 {
+		t.Fatalf("%d per-kind charts for one target", len(charts))
+	}
+	c := charts[0]
+	var rows []float64
+	for _, l := range c.Labels {
+		if slices.Contains(r.kinds(), l.Text) {
+			rows = append(rows, l.Y)
+		}
+	}
+	if len(rows) != 3 {
+		t.Fatalf("%d kinds labelled, want 3", len(rows))
+	}
+	for i := 1; i < len(rows); i++ {
+		if rows[i]-rows[i-1] < 16 {
+			t.Errorf("kind labels %.1f apart: they overlap", rows[i]-rows[i-1])
+		}
+	}
+	var failed, cases float64
+	for _, b := range c.Rects {
+		if strings.Contains(b.Tip, "lease") {
+			switch b.Class {
+			case "bar-failed":
+				failed = b.W
+			case "bar-cases":
+				cases = b.W
+			}
+		}
+	}
+	if failed < 0.25*cases {
+		t.Errorf("7 failures of 519 cases draw a bar %.1f long beside %.1f: a sliver", failed, cases)
+	}
+	if !slices.ContainsFunc(c.Labels, func(l label) bool { return l.Text == "519" && l.Tail == " · 7 failed" }) {
+		t.Error("the lease row does not say 519 · 7 failed")
+	}
+}
+
+// The processes of a fleet interleave: a process's start is marked once, where it starts.
+func TestTraceRowsFleet(t *testing.T) {
+	rows := traceRows([]TraceBeat{
+		{Beat: 0, Attempt: 1, Label: "w1 lease acquire", Note: "process 1 starts"},
+		{Beat: 11, Attempt: 0, Label: "lease acquire", Note: "process 0 starts"},
+		{Beat: 12, Attempt: 1, Label: "w1 sleep 5s"},
+		{Beat: 13, Attempt: 0, Label: "sleep 5s"},
+		{Beat: 14, Attempt: 2, Label: "fs.write"}, // a trace that left process 2's start out
+		{Beat: 15, Attempt: 1, Label: "w1 sleep 5s"},
+	})
+	var got []string
+	for _, r := range rows {
+		switch {
+		case r.Skipped != "":
+			got = append(got, r.Skipped)
+		case r.Marker:
+			got = append(got, fmt.Sprintf("marker p%d", r.Attempt))
+		default:
+			got = append(got, fmt.Sprintf("%d start=%v", r.Beat, r.Start))
+		}
+	}
+	want := []string{"0 start=true", "… 10 beats not shown", "11 start=true", "12 start=false", "13 start=false",
+		"marker p2", "14 start=false", "15 start=false"}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows = %q\nwant %q", got, want)
+	}
+	if rows := traceRows([]TraceBeat{{Beat: 3}, {Beat: 5}}); rows[1].Skipped != "… 1 beat not shown" {
+		t.Errorf("a gap of one beat reads %q", rows[1].Skipped)
+	}
 }

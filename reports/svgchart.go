@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 )
@@ -37,19 +38,12 @@ type label struct {
 	Class  string
 	Anchor string // start, middle or end
 	Rotate bool   // read bottom to top
+	// Tail is more text after Text, in its own class (another colour, say).
+	Tail, TailClass string
 }
 
 func (c *chart) text(x, y float64, text, class, anchor string) {
 	c.Labels = append(c.Labels, label{X: x, Y: y, Text: text, Class: class, Anchor: anchor})
-}
-
-// legend draws a row of coloured swatches with their names, from (x, y).
-func (c *chart) legend(x, y float64, entries ...[2]string) {
-	for _, e := range entries {
-		c.Rects = append(c.Rects, rect{X: x, Y: y - 10, W: 12, H: 12, Class: e[0]})
-		c.text(x+17, y, e[1], "legend", "start")
-		x += 30 + 7*float64(len(e[1]))
-	}
 }
 
 // niceScale returns a top for an axis showing values up to v, and the step between its ticks:
@@ -126,47 +120,120 @@ func (p plot) column(c *chart, x, w float64, v int, class, tip string) {
 const (
 	panelW, panelH = 420.0, 230.0
 	panelsPerRow   = 3
-	legendH        = 30.0
 )
 
-// perKindChart draws, for each target, a panel of paired bars: for each fault kind, the cases
-// whose schedule has it and how many of them failed. All panels share one scale.
-func perKindChart(targets []*targetView, kinds []string) *chart {
-	if len(targets) == 0 || len(kinds) == 0 {
-		return nil
+// The per-kind charts: a row per fault kind, its label on the left, its bars on a logarithmic
+// scale, their counts at their ends.
+const (
+	kindChartW     = 420.0
+	kindLabelW     = 112.0 // room for the longest kind's name, "model-ratelimit"
+	kindCountW     = 112.0 // room for the counts after the longest bar
+	kindRowH       = 19.0
+	kindTitleH     = 26.0
+	kindAxisH      = 38.0
+	kindBarH       = 7.0
+	kindNameLength = 60 // a target's name is clipped to this many characters in a chart's title
+)
+
+// logScale maps counts from 0 to top onto a length, logarithmically (log(1+v)), so that a
+// handful of failures shows beside thousands of cases.
+type logScale struct {
+	top  int
+	size float64
+}
+
+func (l logScale) at(v int) float64 {
+	if l.top <= 0 || v <= 0 {
+		return 0
 	}
-	rows := (len(targets) + panelsPerRow - 1) / panelsPerRow
-	c := &chart{Title: "cases and failures per fault kind, for each target",
-		W: panelW * panelsPerRow, H: legendH + panelH*float64(rows)}
-	c.legend(60, 18, [2]string{"bar-cases", "cases"}, [2]string{"bar-failed", "failed"}, [2]string{"bar-unknown", "unknown"})
+	return math.Log1p(float64(v)) / math.Log1p(float64(l.top)) * l.size
+}
+
+// ticks returns the values marked on the axis: 0, then the powers of ten up to top.
+func (l logScale) ticks() []int {
+	ticks := []int{0}
+	for v := 1; v <= l.top; v *= 10 {
+		ticks = append(ticks, v)
+	}
+	return ticks
+}
+
+// kindCharts draws a chart for each target with a row per fault kind its cases have: a bar for
+// the cases whose schedule has the kind and one below for those that failed (and, in another
+// colour, those unknown), each with its count. All the charts share one logarithmic scale, so
+// that 7 failures beside 1,500 cases make a bar one can see, and a bar's length can be compared
+// across targets; the counts say the exact numbers. Targets without cases get no chart.
+func kindCharts(targets []*targetView, kinds []string) []*chart {
 	most := 0
 	for _, t := range targets {
 		for _, s := range t.ByFault {
 			most = max(most, s.Cases)
 		}
 	}
-	for i, t := range targets {
-		x := panelW * float64(i%panelsPerRow)
-		y := legendH + panelH*float64(i/panelsPerRow)
-		drawKindPanel(c, newPlot(x+58, y+30, panelW-74, panelH-82, most), t, kinds)
+	var charts []*chart
+	for _, t := range targets {
+		var rows []string
+		for _, k := range kinds {
+			if t.ByFault[k].Cases > 0 {
+				rows = append(rows, k)
+			}
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		charts = append(charts, kindChart(t, rows, most))
+	}
+	return charts
+}
+
+func kindChart(t *targetView, kinds []string, most int) *chart {
+	c := &chart{Title: "cases and failures per fault kind for " + t.Target + ", on a logarithmic scale",
+		W: kindChartW, H: kindTitleH + kindRowH*float64(len(kinds)) + kindAxisH}
+	c.text(4, 16, clip(t.Target, kindNameLength), "panel-title", "start")
+	x0, y0 := kindLabelW, kindTitleH
+	top := 10 // the power of ten above most, so that the axis ends on a tick
+	for top < most {
+		top *= 10
+	}
+	scale := logScale{top: top, size: kindChartW - kindLabelW - kindCountW}
+	bottom := y0 + kindRowH*float64(len(kinds))
+	for _, v := range scale.ticks() {
+		x := x0 + scale.at(v)
+		c.Lines = append(c.Lines, line{X1: x, Y1: y0, X2: x, Y2: bottom, Class: "grid"})
+		c.text(x, bottom+14, strconv.Itoa(v), "tick", "middle")
+	}
+	c.Lines = append(c.Lines, line{X1: x0, Y1: y0, X2: x0, Y2: bottom, Class: "axis"})
+	c.text(x0+scale.size/2, bottom+31, "cases (logarithmic scale)", "axis-title", "middle")
+	for i, k := range kinds {
+		s := t.ByFault[k]
+		y := y0 + kindRowH*float64(i)
+		tip := fmt.Sprintf("%s, %s: %s, %d failed, %d unknown", t.Target, k, plural(s.Cases, "case"), s.Failed, s.Unknown)
+		c.text(x0-6, y+kindRowH/2+4, k, "tick", "end")
+		top, below := y+kindRowH/2-kindBarH, y+kindRowH/2
+		w := scale.at(s.Cases)
+		c.Rects = append(c.Rects, rect{X: x0, Y: top, W: w, H: kindBarH, Class: "bar-cases", Tip: tip})
+		count := label{X: x0 + w + 4, Y: y + kindRowH/2 + 3.5, Text: strconv.Itoa(s.Cases), Class: "count", Anchor: "start"}
+		if bad := s.Failed + s.Unknown; bad > 0 {
+			c.Rects = append(c.Rects, rect{X: x0, Y: below, W: scale.at(bad), H: kindBarH, Class: "bar-unknown", Tip: tip})
+			if s.Failed > 0 {
+				c.Rects = append(c.Rects, rect{X: x0, Y: below, W: scale.at(s.Failed), H: kindBarH, Class: "bar-failed", Tip: tip})
+			}
+			count.Tail, count.TailClass = " · "+badCount(s.Failed, s.Unknown), "bad"
+		}
+		c.Labels = append(c.Labels, count)
 	}
 	return c
 }
 
-func drawKindPanel(c *chart, p plot, t *targetView, kinds []string) {
-	c.text(p.X+p.W/2, p.Y-12, t.Target, "panel-title", "middle")
-	p.vAxis(c, "cases")
-	gw := p.W / float64(len(kinds))
-	for j, k := range kinds {
-		s := t.ByFault[k]
-		x := p.X + gw*float64(j)
-		tip := fmt.Sprintf("%s, %s: %d cases, %d failed, %d unknown", t.Target, k, s.Cases, s.Failed, s.Unknown)
-		p.column(c, x+gw*0.1, gw*0.4, s.Cases, "bar-cases", tip)
-		p.column(c, x+gw*0.5, gw*0.4, s.Failed+s.Unknown, "bar-unknown", tip)
-		p.column(c, x+gw*0.5, gw*0.4, s.Failed, "bar-failed", tip)
-		c.text(x+gw/2, p.Y+p.H+14, k, "tick", "middle")
+// badCount says how many cases failed and how many are unknown, leaving out a zero.
+func badCount(failed, unknown int) string {
+	switch {
+	case unknown == 0:
+		return fmt.Sprintf("%d failed", failed)
+	case failed == 0:
+		return fmt.Sprintf("%d unknown", unknown)
 	}
-	c.text(p.X+p.W/2, p.Y+p.H+32, "fault kind", "axis-title", "middle")
+	return fmt.Sprintf("%d failed, %d unknown", failed, unknown)
 }
 
 // maxBins is how many bars the work-lost histogram has at most; the last one gathers the tail
