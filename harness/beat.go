@@ -33,6 +33,7 @@ type Beat struct {
 	Key     string    // the tool call's idempotency key; the lease operation
 	Ref     string    // a lookup's reference (Env.Lookup)
 	Async   bool      // BeatToolSent: the tool is asynchronous (its completion comes as a message)
+	Refused bool      // BeatLease: the lease service refused it (held by another, or lost)
 	Dur     time.Duration
 	Fault   int // 1 + the index in the schedule of the fault that fired here; 0 if none
 }
@@ -57,6 +58,9 @@ func (b Beat) Label() string {
 		s.WriteString("await " + b.Name)
 	case BeatLease:
 		s.WriteString("lease " + b.Key + " " + b.Name)
+		if b.Refused {
+			s.WriteString(" refused")
+		}
 	default:
 		s.WriteString("tool ")
 		s.WriteString(b.Name)

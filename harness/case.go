@@ -70,15 +70,10 @@ type TraceBeat struct {
 // Trace returns the beats that explain the case, with what happened there: the beats around
 // each fault and each process end; the first beat of each process ("process N starts"); the
 // acquisitions by which a worker took a lease over from another; the tool calls behind a
-// duplicated effect (those of the tools the oracle counted duplicates of whose idempotency key
-// repeats, or all that tool's calls when none does) or a phantom one (calls whose key repeats);
+// duplicated or phantom effect (oracle.Verdict.Excess: each call's sent and applied beats);
 // and, for bounded-work-lost, the marks a process made again, the first and the last of each
 // process. Each kind of explanation keeps a few beats at most, so a trace stays short however
 // long the run: about 9 beats per fault and per process, and a few dozen more.
-//
-// The verdict names the beats of a duplicated or phantom effect only in its text; the trace
-// finds the calls from the beats themselves, which do not say what a call's arguments were, so
-// for a tool called often it may keep calls beside the ones that count.
 func (c *Case) Trace() []TraceBeat {
 	keep := map[int]bool{}
 	notes := map[int]string{}
@@ -136,15 +131,13 @@ func (c *Case) processStarts() []int {
 	return out
 }
 
-// takeovers returns the beats at which a worker acquired a lease that another worker held last:
-// the acquisitions after which the process went on to something other than waiting and asking
-// again (the beats do not say whether an acquisition succeeded). It keeps the first and the last
-// few.
+// takeovers returns the beats at which a worker acquired a lease that another worker held last,
+// the first and the last few.
 func (c *Case) takeovers() []int {
 	var out []int
 	holder := map[string]int{} // lease -> the worker that acquired it last
 	for i, b := range c.Beats {
-		if b.Kind != BeatLease || b.Key != "acquire" || !c.wentOn(i) {
+		if b.Kind != BeatLease || b.Key != "acquire" || b.Refused {
 			continue
 		}
 		if last, ok := holder[b.Name]; ok && last != b.Worker {
@@ -155,80 +148,32 @@ func (c *Case) takeovers() []int {
 	return ends(out, traceExplain)
 }
 
-// wentOn reports whether the process of beat i made a beat after it, other than a sleep or
-// another call to the lease service.
-func (c *Case) wentOn(i int) bool {
-	for _, b := range c.Beats[i+1:] {
-		if b.Attempt == c.Beats[i].Attempt {
-			return b.Kind != BeatSleep && b.Kind != BeatLease
-		}
-	}
-	return false
-}
-
 // effectCalls returns the beats of the tool calls behind the duplicated and phantom effects of
-// the verdict, each call's sent beat and the beat at which it was applied, with a note on a call
-// that repeats an earlier one's key. For each tool the oracle counted duplicates of, it keeps the
-// calls whose key an earlier call of that tool had and those earlier calls, or every call of the
-// tool when no key repeats (a key that changes, or none); for phantom effects, whose tools the
-// verdict does not name, the calls of any tool whose key repeats. It keeps the first and the last
-// few of each tool.
+// the verdict (Verdict.Excess), each call's sent beat and the beat at which it was applied,
+// with a note on a call that applies an effect again; the first and the last few.
 func (c *Case) effectCalls() map[int]string {
-	phantom := c.Breaks(oracle.NoPhantomEffects)
-	if len(c.Verdict.DuplicatesByTool) == 0 && !phantom {
-		return nil
-	}
-	calls := map[string][]int{} // tool -> its calls' sent beats
-	var tools []string
-	for i, b := range c.Beats {
-		if b.Kind == BeatToolSent && b.Ref == "" { // a lookup applies nothing
-			if calls[b.Name] == nil {
-				tools = append(tools, b.Name)
-			}
-			calls[b.Name] = append(calls[b.Name], i)
-		}
-	}
 	out := map[int]string{}
-	for _, tool := range tools {
-		repeats, notes := c.keyRepeats(calls[tool])
-		var chosen []int
-		switch dup := c.Verdict.DuplicatesByTool[tool] > 0; {
-		case dup && len(repeats) > 0, !dup && phantom:
-			chosen = repeats
-		case dup:
-			chosen = calls[tool]
+	first := map[string]oracle.Effect{}
+	var sent []int
+	notes := map[int]string{}
+	for _, e := range c.Verdict.Excess {
+		if e.Beat < 0 || e.Beat >= len(c.Beats) {
+			continue
 		}
-		for _, i := range ends(chosen, traceExplain) {
-			out[i] = notes[i]
-			if j := c.applied(i); j >= 0 {
-				out[j] = ""
-			}
+		sent = append(sent, e.Beat)
+		if f, ok := first[e.Identity]; ok {
+			notes[e.Beat] = fmt.Sprintf("applied again: first at beat %d (process %d)", f.Beat, f.Attempt)
+		} else {
+			first[e.Identity] = e
+		}
+	}
+	for _, i := range ends(sent, traceExplain) {
+		out[i] = notes[i]
+		if j := c.applied(i); j >= 0 {
+			out[j] = ""
 		}
 	}
 	return out
-}
-
-// keyRepeats returns, of the tool calls sent at the given beats, those whose idempotency key an
-// earlier one had, and those earlier ones, in order; with a note for each repeat.
-func (c *Case) keyRepeats(sent []int) ([]int, map[int]string) {
-	first := map[string]int{}
-	var out []int
-	notes := map[int]string{}
-	for _, i := range sent {
-		key := c.Beats[i].Key
-		if key == "" {
-			continue
-		}
-		j, ok := first[key]
-		if !ok {
-			first[key] = i
-			continue
-		}
-		out = append(out, j, i)
-		notes[i] = fmt.Sprintf("the same key as beat %d (process %d)", j, c.Beats[j].Attempt)
-	}
-	slices.Sort(out)
-	return slices.Compact(out), notes
 }
 
 // applied returns the beat at which the tool call sent at beat i was applied, or -1.

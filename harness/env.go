@@ -379,10 +379,15 @@ func (e *Env) lease(ctx context.Context, op worldOp, verb string) (Lease, error)
 	if err := ctx.Err(); err != nil {
 		return Lease{}, err
 	}
-	e.beat(Beat{Kind: BeatLease, Name: op.name, Key: verb})
+	idx, _ := e.beat(Beat{Kind: BeatLease, Name: op.name, Key: verb})
 	op.at, op.holder = e.r.clock.Now(), fmt.Sprintf("worker-%d", e.p.slot.id)
 	_, l, err := e.do(op)
 	if err != nil {
+		if idx >= 0 {
+			e.r.mu.Lock()
+			e.r.beats[idx].Refused = true
+			e.r.mu.Unlock()
+		}
 		return l, fmt.Errorf("lease %s: %w", op.name, err)
 	}
 	return l, nil

@@ -109,30 +109,36 @@ func TestTraceProcessStarts(t *testing.T) {
 	}
 }
 
+// excess returns the effects of tool applied at the given sent beats, by process, as the
+// oracle's Verdict.Excess lists them.
+func excess(tool, identity string, at ...[2]int) []oracle.Effect {
+	var out []oracle.Effect
+	for _, a := range at {
+		out = append(out, oracle.Effect{Tool: tool, Identity: identity, Beat: a[0], Attempt: a[1]})
+	}
+	return out
+}
+
 // The second application of a duplicated effect is far from the fault, after the restart: the
-// trace shows both calls, and the one that repeats a key says which.
+// trace shows both calls (the oracle's Verdict.Excess names them), and the second says it
+// applies the effect again.
 func TestTraceDuplicateEffects(t *testing.T) {
 	r := newRun(300).tool(10, "create_po", "po-1").tool(20, "notify", "n-1")
 	r, s := r.crash(100)
-	r.tool(150, "create_po", "po-1").tool(160, "notify", "n-1")
+	r.tool(150, "create_po", "po-1:b").tool(160, "notify", "n-1")
 	v := fail(oracle.NoDuplicateEffects)
-	v.DuplicatesByTool = map[string]int{"create_po": 1}
+	v.Excess = excess("create_po", `create_po {"n":1}`, [2]int{10, 0}, [2]int{150, 1})
 	c := r.kase(s, v)
-	wantBeats(t, c, map[int]string{10: "", 11: "", 150: "the same key as beat 10 (process 0)", 151: ""})
+	wantBeats(t, c, map[int]string{10: "", 11: "", 150: "applied again: first at beat 10 (process 0)", 151: ""})
 	if got := traced(c); got[20] != "" || got[160] != "" {
 		t.Errorf("the calls of notify, which had no duplicate, are in the trace:\n%s", c)
 	}
-
-	// A key that changes on resume: every call of the tool.
-	r = newRun(300).tool(10, "create_po", "po-1:a")
-	r, s = r.crash(100)
-	r.tool(150, "create_po", "po-1:b")
-	wantBeats(t, r.kase(s, v), map[int]string{10: "", 11: "", 150: "", 151: ""})
 
 	// A tool called a thousand times keeps a few calls.
 	r = newRun(10_000)
 	for i := 0; i < 9000; i += 9 {
 		r.tool(i, "create_po", "")
+		v.Excess = append(v.Excess, oracle.Effect{Tool: "create_po", Identity: "po", Beat: i})
 	}
 	r, s = r.crash(9500)
 	if n := len(r.kase(s, v).Trace()); n > 60 {
@@ -144,10 +150,12 @@ func TestTracePhantomEffects(t *testing.T) {
 	r := newRun(300).tool(10, "create_po", "po-1").tool(20, "notify", "n-1")
 	r, s := r.crash(100)
 	r.tool(150, "create_po", "po-1")
-	c := r.kase(s, fail(oracle.NoPhantomEffects))
-	wantBeats(t, c, map[int]string{10: "", 150: "the same key as beat 10"})
+	v := fail(oracle.NoPhantomEffects)
+	v.Excess = excess("create_po", `create_po {"n":2}`, [2]int{150, 1})
+	c := r.kase(s, v)
+	wantBeats(t, c, map[int]string{150: "", 151: ""})
 	if _, ok := traced(c)[20]; ok {
-		t.Errorf("a call whose key does not repeat is in the trace:\n%s", c)
+		t.Errorf("a call with nothing to do with the phantom is in the trace:\n%s", c)
 	}
 }
 
@@ -170,15 +178,15 @@ func TestTraceMarksMadeAgain(t *testing.T) {
 	}
 }
 
-// A frozen worker's lease is taken over by the other: the acquisition that went on is shown,
-// the ones that waited are not.
+// A frozen worker's lease is taken over by the other: the acquisition that took it is shown,
+// the ones the lease service refused are not.
 func TestTraceTakeover(t *testing.T) {
 	r := newRun(300).from(0, 0, 0).from(150, 1, 1)
 	r.set(0, harness.Beat{Kind: harness.BeatLease, Name: "run", Key: "acquire"}).mark(1, "started")
 	r.set(10, harness.Beat{Kind: harness.BeatSleep, Dur: time.Hour, Fault: 1}) // the freeze
 	r.notes[10] = "process 0 frozen for 2h"
 	for i := 150; i < 200; i += 2 {
-		r.set(i, harness.Beat{Kind: harness.BeatLease, Name: "run", Key: "acquire"})
+		r.set(i, harness.Beat{Kind: harness.BeatLease, Name: "run", Key: "acquire", Refused: i < 198})
 	}
 	r.mark(199, "taken over")
 	r.notes[299] = "process 1 completed; process 0 completed"
@@ -198,7 +206,9 @@ func TestTraceShort(t *testing.T) {
 	}
 	r, s := r.crash(5001)
 	v := fail(oracle.NoDuplicateEffects, oracle.NoPhantomEffects, oracle.BoundedWorkLost)
-	v.DuplicatesByTool = map[string]int{"a": 100, "b": 100, "c": 100}
+	for k := range 2000 {
+		v.Excess = append(v.Excess, oracle.Effect{Tool: "a", Identity: fmt.Sprint(k % 700), Beat: 4*k + 2})
+	}
 	if n := len(r.kase(s, v).Trace()); n > 80 {
 		t.Errorf("a 10,000-beat case keeps %d beats in its trace", n)
 	}

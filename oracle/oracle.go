@@ -104,6 +104,11 @@ type Verdict struct {
 	Diff string
 	// DuplicatesByTool counts excess effect applications per tool.
 	DuplicatesByTool map[string]int
+	// Excess lists, in order, the applications of every effect applied more often than in the
+	// golden run (all of them, the first included: which is the extra one is a matter of
+	// view) and of every effect the golden run never applied: the beats that explain
+	// no-duplicate-effects and no-phantom-effects.
+	Excess []Effect
 }
 
 // Check judges a faulty run against the golden run: it measures the metrics and evaluates every
@@ -142,6 +147,12 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 		v.Metrics.LostEffects = fx.lost
 	}
 	v.DuplicatesByTool = fx.dupByTool
+	for _, list := range [][]effectCount{fx.dups, fx.phantoms} {
+		for _, c := range list {
+			v.Excess = append(v.Excess, c.at...)
+		}
+	}
+	slices.SortStableFunc(v.Excess, func(a, b Effect) int { return a.Beat - b.Beat })
 	if fx.dup > 0 {
 		v.fail(NoDuplicateEffects, fx.detail(fx.dups))
 	}
