@@ -1,7 +1,8 @@
 // Type declarations of chaoskit.mjs, the JavaScript client of chaoskit's process protocol
 // (../PROTOCOL.md). Most requests are beats, at which chaoskit may SIGKILL the process; requests
-// are queued and served one at a time, in order. Durations (ms, latencyMs, timeoutMs, ttlMs)
-// are whole milliseconds of virtual time, from 0 to 9223372036854 (a RangeError otherwise).
+// are queued and served one at a time, in order. Durations are whole milliseconds of virtual
+// time: ms, latencyMs and ttlMs from 0 to 31536000000 (a year; a RangeError otherwise), timeoutMs
+// any safe integer (chaoskit counts one past a year as a year).
 
 /** The protocol version the client speaks. */
 export declare const VERSION: 1;

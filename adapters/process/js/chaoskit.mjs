@@ -31,10 +31,11 @@ const CLIENT_NAME = `js/${VERSION}`;
 const MAX_UINT64 = (1n << 64n) - 1n;
 
 /**
- * The longest duration chaoskit can hold, in milliseconds (Go's time.Duration, about 292
- * years): chaoskit takes a longer one for a negative one, so the client refuses it.
+ * The longest duration chaoskit takes, in milliseconds: a year of virtual time. It refuses a
+ * longer sleep, latency or lease (the process fails), so the client throws first; a longer
+ * timeout counts as a year, so the client sends it as it is ("forever" works).
  */
-const MAX_MILLIS = 9_223_372_036_854;
+const MAX_MILLIS = 31_536_000_000;
 
 /** Thrown by connect() when the process was not started by chaoskit (CHAOSKIT_SOCKET is unset). */
 export class NotUnderChaoskit extends Error {
@@ -286,7 +287,7 @@ export class Client {
     need('call', 'tool', tool);
     const r = await this.#request({
       op: 'call', tool, key: key || undefined, ref: ref || undefined, args, fence: uint64('call', 'fence', fence),
-      timeout_ms: millis('call', 'timeoutMs', timeoutMs),
+      timeout_ms: timeout('call', 'timeoutMs', timeoutMs),
     });
     return { id: r.reply_id ?? '', replayed: r.replayed ?? false, topic: r.topic ?? '' };
   }
@@ -302,7 +303,7 @@ export class Client {
   async lookup(tool, ref, { timeoutMs } = {}) {
     need('lookup', 'tool', tool);
     need('lookup', 'ref', ref);
-    const r = await this.#request({ op: 'lookup', tool, ref, timeout_ms: millis('lookup', 'timeoutMs', timeoutMs) });
+    const r = await this.#request({ op: 'lookup', tool, ref, timeout_ms: timeout('lookup', 'timeoutMs', timeoutMs) });
     return r.found ? { id: r.reply_id ?? '', replayed: false, topic: '' } : null;
   }
 
@@ -317,7 +318,7 @@ export class Client {
     need('model', 'purpose', purpose);
     const r = await this.#request({
       op: 'model', purpose, reply: reply || undefined,
-      latency_ms: millis('model', 'latencyMs', latencyMs), timeout_ms: millis('model', 'timeoutMs', timeoutMs),
+      latency_ms: millis('model', 'latencyMs', latencyMs), timeout_ms: timeout('model', 'timeoutMs', timeoutMs),
     });
     return r.text ?? '';
   }
@@ -350,7 +351,7 @@ export class Client {
    */
   async await(topic, { timeoutMs } = {}) {
     need('await', 'topic', topic);
-    const r = await this.#request({ op: 'await', topic, timeout_ms: millis('await', 'timeoutMs', timeoutMs) });
+    const r = await this.#request({ op: 'await', topic, timeout_ms: timeout('await', 'timeoutMs', timeoutMs) });
     return r.messages ?? [];
   }
 
@@ -466,11 +467,12 @@ export class Client {
    */
   async #roundTrip(req) {
     if (this.#broken) throw this.#broken;
-    const id = ++this.#lastId;
+    const id = this.#lastId + 1;
     const line = /** @type {string} */ (encode({ id, ...req })); // an object always encodes
     if (Buffer.byteLength(line) >= MAX_LINE) {
       throw new RangeError(`chaoskit: ${req.op}: the request is longer than ${MAX_LINE} bytes`);
     }
+    this.#lastId = id; // a request refused here takes no id: the ids sent go 1, 2, 3...
     const text = await new Promise((resolve, reject) => {
       this.#pending = { resolve, reject };
       this.#sock.ref(); // a request in flight keeps the process alive; an idle client does not
@@ -548,16 +550,40 @@ function need(op, field, v) {
 }
 
 /**
- * Checks a duration in milliseconds; 0 and undefined are left out of the request.
+ * Checks a duration in milliseconds, up to a year; 0 and undefined are left out of the request.
  * @param {string} op
  * @param {string} field
  * @param {unknown} v
  * @returns {number | undefined}
  */
 function millis(op, field, v) {
+  return whole(op, field, v, MAX_MILLIS);
+}
+
+/**
+ * Checks a timeout in milliseconds: any length (chaoskit counts one past a year as a year); 0
+ * and undefined are left out of the request.
+ * @param {string} op
+ * @param {string} field
+ * @param {unknown} v
+ * @returns {number | undefined}
+ */
+function timeout(op, field, v) {
+  return whole(op, field, v, Number.MAX_SAFE_INTEGER);
+}
+
+/**
+ * Checks a whole number of milliseconds from 0 to max; 0 and undefined are left out.
+ * @param {string} op
+ * @param {string} field
+ * @param {unknown} v
+ * @param {number} max
+ * @returns {number | undefined}
+ */
+function whole(op, field, v, max) {
   if (v === undefined || v === 0) return undefined;
-  if (!Number.isSafeInteger(v) || /** @type {number} */ (v) < 0 || /** @type {number} */ (v) > MAX_MILLIS) {
-    throw new RangeError(`chaoskit: ${op}: ${field} must be a whole number of milliseconds from 0 to ${MAX_MILLIS}, got ${String(v)}`);
+  if (!Number.isSafeInteger(v) || /** @type {number} */ (v) < 0 || /** @type {number} */ (v) > max) {
+    throw new RangeError(`chaoskit: ${op}: ${field} must be a whole number of milliseconds from 0 to ${max}, got ${String(v)}`);
   }
   return /** @type {number} */ (v);
 }

@@ -284,10 +284,12 @@ test('close() makes later requests fail', limit, async (t) => {
 test('misuse is refused before anything is sent, naming the field', limit, async (t) => {
   const srv = await fake(t);
   const c = await connect({ env: srv.env });
-  await assert.rejects(c.sleep(1.5), /sleep: ms must be a whole number of milliseconds from 0 to 9223372036854/);
+  await assert.rejects(c.sleep(1.5), /sleep: ms must be a whole number of milliseconds from 0 to 31536000000/);
   await assert.rejects(c.sleep(-1), RangeError);
-  await assert.rejects(c.await('t', { timeoutMs: Number.MAX_SAFE_INTEGER }), /await: timeoutMs/); // past Go's durations
+  await assert.rejects(c.sleep(31_536_000_001), RangeError); // past a year: chaoskit would fail the process
   await assert.rejects(c.acquire('run', 1e13), /acquire: ttlMs/);
+  await assert.rejects(c.model({ purpose: 'p', latencyMs: 1e13 }), /model: latencyMs/);
+  await assert.rejects(c.await('t', { timeoutMs: 2 ** 53 }), /await: timeoutMs must be a whole number of milliseconds from 0 to 9007199254740991/);
   await assert.rejects(c.call({}), /call: tool must be a non-empty string/);
   await assert.rejects(c.call({ tool: 'x', fence: -1 }), /call: fence must be a uint64/);
   await assert.rejects(c.call({ tool: 'x', fence: 1n << 64n }), RangeError);
@@ -303,6 +305,8 @@ test('misuse is refused before anything is sent, naming the field', limit, async
   await assert.rejects(c.await(undefined), TypeError);
   assert.equal(srv.lines.length, 1, `sent: ${srv.lines.slice(1)}`);
   assert.equal(await c.mark('fine'), undefined, 'the client is still usable');
+  await c.await('t', { timeoutMs: Number.MAX_SAFE_INTEGER }); // "forever": chaoskit counts it as a year
+  assert.equal(srv.lines.at(-1), '{"id":3,"op":"await","topic":"t","timeout_ms":9007199254740991}');
   c.close();
 });
 
