@@ -161,7 +161,7 @@ func traceRows(trace []TraceBeat) []traceRow {
 	seen := map[int]bool{}
 	for i, tb := range trace {
 		if i > 0 && tb.Beat > trace[i-1].Beat+1 {
-			rows = append(rows, traceRow{Skipped: "… " + plural(tb.Beat-trace[i-1].Beat-1, "beat") + " not shown"})
+			rows = append(rows, traceRow{Skipped: "… " + Count(tb.Beat-trace[i-1].Beat-1, "beat") + " not shown"})
 		}
 		row := traceRow{TraceBeat: tb, Process: tb.Attempt % processColours,
 			Start: strings.Contains(tb.Note, fmt.Sprintf("process %d starts", tb.Attempt))}

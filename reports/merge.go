@@ -108,7 +108,7 @@ func (r *Report) OtherCampaign(other *Report) string {
 	case b.Mode != a.Mode:
 		return fmt.Sprintf("mode %s, not %s", b.Mode, a.Mode)
 	case b.Cases != a.Cases:
-		return fmt.Sprintf("%d cases per target, not %d", b.Cases, a.Cases)
+		return fmt.Sprintf("%s per target, not %d", Count(b.Cases, "case"), a.Cases)
 	case b.Restart != a.Restart:
 		return fmt.Sprintf("restart policy %q, not %q", b.Restart, a.Restart)
 	case other.Seed != r.Seed:

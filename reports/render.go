@@ -288,7 +288,7 @@ func kindTable(kinds []kindStats) table {
 func (r *Report) campaignLine() string {
 	parts := []string{fmt.Sprintf("seed %d", r.Seed), "mode " + cmp.Or(r.Options.Mode, "unknown")}
 	if r.Options.Cases > 0 {
-		parts = append(parts, plural(r.Options.Cases, "schedule")+" per target")
+		parts = append(parts, Count(r.Options.Cases, "schedule")+" per target")
 	}
 	if len(r.Options.Faults) > 0 {
 		parts = append(parts, "faults "+strings.Join(r.Options.Faults, ", "))
@@ -302,7 +302,7 @@ func (r *Report) campaignLine() string {
 // totalsLine sums up the verdicts of s, the totals over targets, on one line.
 func totalsLine(s *Stats, targets int) string {
 	return fmt.Sprintf("%s over %s: %d passed (%d detected), %d failed, %d unknown",
-		plural(s.Cases, "case"), plural(targets, "target"), s.Passed, s.Detected, s.Failed, s.Unknown)
+		Count(s.Cases, "case"), Count(targets, "target"), s.Passed, s.Detected, s.Failed, s.Unknown)
 }
 
 // failedLine is the headline of a report, worded neutrally, for a report cannot know which
@@ -319,11 +319,11 @@ func failedLine(s *Stats, targets []*targetView) string {
 	case s.Cases == 0:
 		return "no case ran"
 	case s.Failed == 0:
-		line = fmt.Sprintf("no case failed across %s", plural(len(targets), "target"))
+		line = fmt.Sprintf("no case failed across %s", Count(len(targets), "target"))
 	case failing == len(targets):
-		line = fmt.Sprintf("%s failed across %s", plural(s.Failed, "case"), plural(failing, "target"))
+		line = fmt.Sprintf("%s failed across %s", Count(s.Failed, "case"), Count(failing, "target"))
 	default:
-		line = fmt.Sprintf("%s failed across %d of %s", plural(s.Failed, "case"), failing, plural(len(targets), "target"))
+		line = fmt.Sprintf("%s failed across %d of %s", Count(s.Failed, "case"), failing, Count(len(targets), "target"))
 	}
 	if s.Unknown > 0 {
 		line += fmt.Sprintf("; %d could not be decided", s.Unknown)
@@ -345,7 +345,7 @@ func verdictLine(s *Stats) string {
 	case s.Failed == 0:
 		line = fmt.Sprintf("no case of %d failed", s.Cases)
 	default:
-		line = fmt.Sprintf("%d of %s failed", s.Failed, plural(s.Cases, "case"))
+		line = fmt.Sprintf("%d of %s failed", s.Failed, Count(s.Cases, "case"))
 		if len(s.Violations) > 0 {
 			line += " (" + countsByName(s.Violations) + ")"
 		}
@@ -376,7 +376,7 @@ func targetNotes(t *targetView) []string {
 	var order []string             // the ends of the notes on properties not checked, in order
 	props := map[string][]string{} // such an end -> the properties it is about
 	for _, p := range slices.Sorted(maps.Keys(t.NotChecked)) {
-		end := fmt.Sprintf(" not checked in %d of %s", t.NotChecked[p], plural(t.Stats.Cases, "case"))
+		end := fmt.Sprintf(" not checked in %d of %s", t.NotChecked[p], Count(t.Stats.Cases, "case"))
 		byCount := slices.SortedFunc(maps.Keys(whys[p]), func(a, b string) int {
 			return cmp.Or(cmp.Compare(whys[p][b], whys[p][a]), cmp.Compare(a, b))
 		})
@@ -399,20 +399,20 @@ func targetNotes(t *targetView) []string {
 		notes = append(notes, strings.Join(props[end], ", ")+end)
 	}
 	if t.Unfired > 0 {
-		notes = append(notes, plural(t.Unfired, "case")+" had a fault that never fired (judged on the faults that fired)")
+		notes = append(notes, Count(t.Unfired, "case")+" had a fault that never fired (judged on the faults that fired)")
 	}
 	if t.Refused > 0 {
-		notes = append(notes, plural(t.Refused, "case")+" passed by refusing to go on without a person")
+		notes = append(notes, Count(t.Refused, "case")+" passed by refusing to go on without a person")
 	}
 	if t.FailedProcesses > 0 {
-		notes = append(notes, plural(t.FailedProcesses, "process")+" ended on their own with an error or a panic")
+		notes = append(notes, Count(t.FailedProcesses, "process")+" ended on their own with an error or a panic")
 	}
 	return notes
 }
 
-// plural returns n and noun, in the plural unless n is 1: "1 target", "2 targets", "3
-// properties", "4 processes".
-func plural(n int, noun string) string {
+// Count writes n with its noun in the right number: "1 target", "2 targets", "2 processes",
+// "3 properties".
+func Count(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
 	}

@@ -145,8 +145,8 @@ func TestPlural(t *testing.T) {
 		{1, "property", "1 property"}, {2, "property", "2 properties"}, {2, "key", "2 keys"},
 		{1, "process", "1 process"}, {5, "process", "5 processes"}, {2, "match", "2 matches"},
 	} {
-		if got := plural(tc.n, tc.noun); got != tc.want {
-			t.Errorf("plural(%d, %q) = %q, want %q", tc.n, tc.noun, got, tc.want)
+		if got := Count(tc.n, tc.noun); got != tc.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", tc.n, tc.noun, got, tc.want)
 		}
 	}
 }

@@ -207,7 +207,7 @@ func kindChart(t *targetView, kinds []string, most int) *chart {
 	for i, k := range kinds {
 		s := t.ByFault[k]
 		y := y0 + kindRowH*float64(i)
-		tip := fmt.Sprintf("%s, %s: %s, %d failed, %d unknown", t.Target, k, plural(s.Cases, "case"), s.Failed, s.Unknown)
+		tip := fmt.Sprintf("%s, %s: %s, %d failed, %d unknown", t.Target, k, Count(s.Cases, "case"), s.Failed, s.Unknown)
 		c.text(x0-6, y+kindRowH/2+4, k, "tick", "end")
 		top, below := y+kindRowH/2-kindBarH, y+kindRowH/2
 		w := scale.at(s.Cases)

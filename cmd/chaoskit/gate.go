@@ -119,8 +119,8 @@ func gateVerdict(g campaign.Gate, rep *reports.Report, w io.Writer) error {
 		fmt.Fprintf(w, "gate failed: %s\n", f)
 	}
 	if len(failures) > 0 {
-		return exitError{exitFail, fmt.Sprintf("the gate failed %d of %d comparisons", len(failures), checked)}
+		return exitError{exitFail, fmt.Sprintf("the gate failed %d of %s", len(failures), reports.Count(checked, "comparison"))}
 	}
-	fmt.Fprintf(w, "gate held: %d comparisons\n", checked)
+	fmt.Fprintf(w, "gate held: %s\n", reports.Count(checked, "comparison"))
 	return nil
 }
