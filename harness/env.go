@@ -385,7 +385,7 @@ func (e *Env) lease(ctx context.Context, op worldOp, verb string) (Lease, error)
 	if err != nil {
 		if idx >= 0 {
 			e.r.mu.Lock()
-			e.r.beats[idx].Refused = true
+			e.r.ownBeat(idx).Refused = true
 			e.r.mu.Unlock()
 		}
 		return l, fmt.Errorf("lease %s: %w", op.name, err)

@@ -39,8 +39,9 @@ type run struct {
 	rng       *rand.Rand // ...and its choices
 	bare      afero.Fs   // set for a bare run: processes use it directly, without beats or faults
 
-	mu       sync.Mutex // guards beats and the world against a thread the runner gave up on
-	beats    []Beat
+	mu       sync.Mutex     // guards beats and the world against a thread the runner gave up on
+	prefix   []Beat         // a derived run's first beats: the golden run's, shared, never changed
+	beats    []Beat         // the beats after prefix
 	notes    map[int]string // what happened at a beat: what a crash did, how a process ended
 	maxBeats int            // beats after which a run counts as never ending
 	progress int            // Env calls so far, beats or not: what the hang detector watches
@@ -53,7 +54,9 @@ type run struct {
 	restarts []restart
 	timerSeq int
 	preempt  *faults.Fault // the switch fault the current thread yielded for
-	tick     *time.Ticker  // the hang detector's
+	// prefixMarks is how many marks the golden run made in prefix, all of them made here too.
+	prefixMarks int
+	tick        *time.Ticker // the hang detector's
 
 	failedProcs int // processes that ended on their own with an error or a panic
 }
@@ -140,18 +143,22 @@ type restart struct {
 }
 
 // cursor is where a golden run stood just before a beat: enough to rebuild its disk, world,
-// clock and scheduler at that beat without running it again.
+// clock and scheduler at that beat without running it again, and what its first process had
+// done by then, as progress is accounted.
 type cursor struct {
 	disk, world int
 	now         time.Time
 	sched       []byte // the scheduler's source
+	marks       int    // marks made before the beat (by the first process: a derived run has one)
+	sinceMark   int    // the first process's beats since its last mark
+	toMark      int    // its beats before its first mark
 }
 
 type recorder struct{ cursors []cursor }
 
-func (rc *recorder) at(r *run) {
+func (rc *recorder) at(r *run, p *process) {
 	sched, _ := r.pcg.MarshalBinary()
-	rc.cursors = append(rc.cursors, cursor{r.disk.LogLen(), len(r.world.log), r.clock.Now(), sched})
+	rc.cursors = append(rc.cursors, cursor{r.disk.LogLen(), len(r.world.log), r.clock.Now(), sched, p.marks, p.sinceMark, p.toMark})
 }
 
 // ending is how a run ended.
@@ -183,7 +190,7 @@ func firstLine(s string) string {
 	return line
 }
 
-func newRun(newTarget func() Target, o *Options, tools []Tool, s faults.Schedule, maxBeats, goldenBeats int) *run {
+func newRun(newTarget func() Target, o *Options, tools []Tool, s faults.Schedule, maxBeats int) *run {
 	r := &run{
 		newTarget: newTarget,
 		o:         o,
@@ -192,7 +199,6 @@ func newRun(newTarget func() Target, o *Options, tools []Tool, s faults.Schedule
 		clock:     faults.NewClock(faults.Epoch),
 		notes:     map[int]string{},
 		maxBeats:  maxBeats,
-		beats:     make([]Beat, 0, goldenBeats+goldenBeats/2),
 		pcg:       rand.NewPCG(o.Seed, 0x736368656475),
 		events:    make(chan event),
 	}
@@ -210,7 +216,7 @@ func newRun(newTarget func() Target, o *Options, tools []Tool, s faults.Schedule
 
 // newProcess records a new process for slot s, not yet running.
 func (r *run) newProcess(s *slot) *process {
-	p := &process{slot: s, attempt: len(r.procs), dead: make(chan struct{}), start: len(r.beats), firstFault: -1}
+	p := &process{slot: s, attempt: len(r.procs), dead: make(chan struct{}), start: r.nbeats(), firstFault: -1}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.env = &Env{r: r, p: p, rng: rand.New(rand.NewPCG(r.o.Seed, uint64(p.attempt)))}
 	if r.bare != nil {
@@ -388,7 +394,7 @@ func (r *run) handle(ev event) (ending, bool) {
 	case evBlock: // the loop's wakeReady wakes it if its wait is already over
 	case evFreeze:
 		p.frozen = r.clock.Now().Add(ev.fault.Dur)
-		r.note(len(r.beats)-1, fmt.Sprintf("process %d frozen for %s", p.attempt, ev.fault.Dur))
+		r.note(r.nbeats()-1, fmt.Sprintf("process %d frozen for %s", p.attempt, ev.fault.Dur))
 	case evOver:
 		r.killAll()
 		return ending{over: true}, true
@@ -434,7 +440,7 @@ func (r *run) handle(ev event) (ending, bool) {
 
 // crashed applies a crash fault that fired in process p.
 func (r *run) crashed(p *process, f faults.Fault) (ending, bool) {
-	beat := len(r.beats) - 1
+	beat := r.nbeats() - 1
 	victims := []*process{p}
 	if f.Kind == faults.Power || f.Kind == faults.Torn || f.Kind == faults.Deploy {
 		victims = r.live() // the machine, or the fleet
@@ -484,7 +490,7 @@ func (r *run) end(p *process, note string) {
 		hooks[i]()
 	}
 	r.timers = slices.DeleteFunc(r.timers, func(t timer) bool { return t.owner == p })
-	end := len(r.beats)
+	end := r.nbeats()
 	if end > p.start {
 		r.note(end-1, note)
 	}
@@ -650,16 +656,16 @@ func (r *run) stuckEnding() ending {
 // if any. The caller holds r.mu, or owns r alone.
 func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 	b.Worker, b.Attempt = p.slot.id, p.attempt
-	idx := len(r.beats)
+	idx := r.nbeats()
 	r.beats = append(r.beats, b)
 	if r.rec != nil {
-		r.rec.at(r)
+		r.rec.at(r, p)
 	}
 	var due *faults.Fault
 	for i := range r.sched {
 		if f := &r.sched[i]; r.fired[i] < 0 && f.Beat <= idx && b.Admits(f.Kind) && f.Worker <= len(r.slots) {
 			r.fired[i] = idx
-			r.beats[idx].Fault = i + 1
+			r.beats[len(r.beats)-1].Fault = i + 1
 			due = &r.sched[i]
 			break
 		}
@@ -679,6 +685,20 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 		}
 	}
 	return idx, due
+}
+
+// nbeats returns how many beats the run has made.
+func (r *run) nbeats() int { return len(r.prefix) + len(r.beats) }
+
+// beat returns beat i of the run, to change it (it must not be of the shared prefix).
+func (r *run) ownBeat(i int) *Beat { return &r.beats[i-len(r.prefix)] }
+
+// allBeats returns every beat of the run, the prefix's and its own, in one new slice.
+func (r *run) allBeats() []Beat {
+	if len(r.prefix) == 0 {
+		return r.beats
+	}
+	return append(r.prefix[:len(r.prefix):len(r.prefix)], r.beats...)
 }
 
 // pending reports whether a scheduled fault has yet to fire.
@@ -715,14 +735,15 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	obs := &oracle.Observation{
-		Beats:      len(r.beats),
+		Beats:      r.nbeats(),
 		Attempts:   r.attempts(),
 		Effects:    r.world.effects,
 		ModelCalls: r.world.models,
 	}
-	for i, b := range r.beats {
+	obs.PrefixMarks = r.prefixMarks
+	for j, b := range r.beats {
 		if b.Kind == BeatMark && (b.Fault == 0 || !isCrash(r.sched[b.Fault-1].Kind)) { // a crash at a mark stops it; a freeze delays it
-			obs.Marks = append(obs.Marks, oracle.Mark{Beat: i, Label: b.Name, Attempt: b.Attempt})
+			obs.Marks = append(obs.Marks, oracle.Mark{Beat: len(r.prefix) + j, Label: b.Name, Attempt: b.Attempt})
 		}
 		if trace {
 			obs.Trace = append(obs.Trace, b.Label())
@@ -734,7 +755,7 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 		obs.Undecided = x.hung
 		return obs
 	case x.over:
-		obs.Err = fmt.Sprintf("no end in sight: %d beats without completing; a livelock, or a restart that never gets anywhere", len(r.beats))
+		obs.Err = fmt.Sprintf("no end in sight: %d beats without completing; a livelock, or a restart that never gets anywhere", r.nbeats())
 	case x.panicked != "":
 		obs.Err = "the last process panicked: " + x.panicked
 		obs.Stopped = true

@@ -39,6 +39,7 @@ type Runner struct {
 
 	mu      sync.Mutex
 	goldens map[int]*Golden // by number of workers
+	buffers sync.Pool       // of *[]Beat: see buffer
 }
 
 // Golden is a recorded golden run: the target run to completion without faults, with every beat
@@ -161,7 +162,7 @@ func (rn *Runner) record(n int) *Golden {
 func (rn *Runner) recordOnce(replicas int, name string) (*run, *oracle.Observation, error) {
 	o := rn.o
 	o.Replicas = replicas
-	r := newRun(rn.newTarget, &o, rn.tools, nil, maxGoldenBeats, 64)
+	r := newRun(rn.newTarget, &o, rn.tools, nil, maxGoldenBeats)
 	r.disk.StartLog()
 	r.rec = &recorder{}
 	x := r.startAll()
@@ -259,6 +260,15 @@ func differs(first, second *Case) string {
 	return ""
 }
 
+// buffer returns an empty slice to hold a case's beats, of a capacity fit for a run of n beats,
+// from the runner's pool: a case's beats are what it allocates most.
+func (rn *Runner) buffer(n int) []Beat {
+	if b, ok := rn.buffers.Get().(*[]Beat); ok && cap(*b) >= n/2 {
+		return (*b)[:0]
+	}
+	return make([]Beat, 0, n+n/2)
+}
+
 // RunOnce runs the case of schedule s once, like Run without its second run of a failure: for a
 // search that only asks whether a schedule breaks a property (shrinking), and can take the
 // rare nondeterministic answer.
@@ -289,7 +299,13 @@ func (rn *Runner) runCase(s faults.Schedule) *Case {
 		return c
 	}
 	g := gold.Len()
-	r := newRun(rn.newTarget, &o, rn.tools, s, 10*g+1000, g)
+	r := newRun(rn.newTarget, &o, rn.tools, s, 10*g+1000)
+	r.beats = rn.buffer(g)
+	defer func() {
+		if len(r.beats) == 0 || len(c.Beats) == 0 || &c.Beats[0] != &r.beats[0] {
+			rn.buffers.Put(&r.beats) // the case does not keep it
+		}
+	}()
 	var x ending
 	if len(s) > 0 && rn.derivable(s[0], o.Replicas, g) {
 		if x0, stop := rn.derive(r, gold.r, s[0]); stop {
@@ -310,10 +326,10 @@ func (rn *Runner) runCase(s faults.Schedule) *Case {
 	}
 	if len(s) > 0 && len(c.Unfired) == len(s) {
 		c.Verdict.Outcome = oracle.Unknown
-		c.Verdict.Reason = fmt.Sprintf("no fault fired, so the case tested nothing: %s", unfiredWhy(c.Unfired, len(r.beats), g))
+		c.Verdict.Reason = fmt.Sprintf("no fault fired, so the case tested nothing: %s", unfiredWhy(c.Unfired, r.nbeats(), g))
 	}
 	if c.Verdict.Outcome != oracle.Pass || c.Verdict.Detected != "" {
-		c.Beats, c.Notes = r.beats, r.notes
+		c.Beats, c.Notes = r.allBeats(), r.notes
 	}
 	return c
 }
@@ -384,10 +400,13 @@ func (rn *Runner) derive(r *run, g *run, f faults.Fault) (ending, bool) {
 	if err := r.pcg.UnmarshalBinary(at.sched); err != nil {
 		panic(err) // it was marshalled by the same type
 	}
+	// The golden prefix is what the first process did: shared, not copied, with its progress as
+	// the recording accounted it; beat k, at which f fires, goes through step as a live beat.
+	r.prefix = g.beats[:k]
 	p := r.newProcess(r.slots[0])
-	for _, b := range g.beats[:k+1] {
-		r.step(p, b)
-	}
+	p.start, p.marks, p.sinceMark, p.toMark = 0, at.marks, at.sinceMark, at.toMark
+	r.prefixMarks = at.marks
+	r.step(p, g.beats[k])
 	return r.crashed(p, f)
 }
 
@@ -406,7 +425,7 @@ func (rn *Runner) CrashState(f faults.Fault) (any, error) {
 	case rn.o.Replicas != 1:
 		return nil, fmt.Errorf("CrashState: only with one worker (Options.Replicas is %d)", rn.o.Replicas)
 	}
-	r := newRun(rn.newTarget, &rn.o, rn.tools, faults.Schedule{f}, 0, 0)
+	r := newRun(rn.newTarget, &rn.o, rn.tools, faults.Schedule{f}, 0)
 	rn.derive(r, g.r, f)
 	return rn.state().State(r.disk)
 }
@@ -423,7 +442,7 @@ func RunBare(newTarget func() Target, fsys afero.Fs, opts Options) (any, error) 
 	if t, ok := newTarget().(Tooler); ok {
 		tools = t.Tools()
 	}
-	r := newRun(newTarget, &o, tools, nil, maxGoldenBeats, 0)
+	r := newRun(newTarget, &o, tools, nil, maxGoldenBeats)
 	r.bare = fsys
 	x := r.startAll()
 	switch {

@@ -3,6 +3,7 @@ package oracle
 import (
 	"fmt"
 	"slices"
+	"sync"
 	"sort"
 	"strings"
 
@@ -37,13 +38,41 @@ type Observation struct {
 	ModelCalls []string
 	// Beats counts the run's beats.
 	Beats int
-	// Marks lists the progress marks the target made, in order.
+	// Marks lists the progress marks the target made, in order, after the first PrefixMarks.
 	Marks []Mark
+	// PrefixMarks says the run began with the golden run's first PrefixMarks marks, made as the
+	// golden run made them (a run derived from the golden recording), which Marks leaves out.
+	PrefixMarks int
 	// Attempts lists the processes of the run, in order; the golden run has one.
 	Attempts []Attempt
 	// Trace holds a label per beat. The determinism check compares the traces of two golden
 	// runs; it may be nil for other runs.
 	Trace []string
+
+	once  sync.Once
+	index *index // of a golden observation: what every check against it looks up, made once
+}
+
+// index is what checks against a golden observation look up, made once however many cases
+// are checked against it.
+type index struct {
+	marks   map[string][]int // a mark's label -> its positions among the marks
+	effects map[string]int   // an effect's identity -> how often it was applied
+}
+
+// indexed returns o's index, making it the first time.
+func (o *Observation) indexed() *index {
+	o.once.Do(func() {
+		x := &index{marks: map[string][]int{}, effects: map[string]int{}}
+		for i, m := range o.Marks {
+			x.marks[m.Label] = append(x.marks[m.Label], i)
+		}
+		for _, e := range o.Effects {
+			x.effects[e.Identity]++
+		}
+		o.index = x
+	})
+	return o.index
 }
 
 // Effect is one application of a side effect to the world.
@@ -141,7 +170,7 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 		v.fail(Completes, faulty.Err)
 	}
 
-	fx := compareEffects(golden.Effects, faulty.Effects)
+	fx := compareEffects(golden.indexed().effects, faulty.Effects)
 	v.Metrics.Duplicates, v.Metrics.PhantomEffects = fx.dup, fx.phantom
 	if completed { // a run that stopped short lost the rest of its effects by stopping
 		v.Metrics.LostEffects = fx.lost
@@ -280,11 +309,7 @@ type effectCount struct {
 	at             []Effect // the faulty applications
 }
 
-func compareEffects(golden, faulty []Effect) effects {
-	g := map[string]int{}
-	for _, e := range golden {
-		g[e.Identity]++
-	}
+func compareEffects(g map[string]int, faulty []Effect) effects {
 	f := map[string][]Effect{}
 	var order []string
 	for _, e := range faulty {

@@ -26,10 +26,7 @@ func measureWork(golden, faulty *Observation, slack int) work {
 	}
 	w.checked = true
 	gm := golden.Marks
-	byLabel := map[string][]int{}
-	for i, m := range gm {
-		byLabel[m.Label] = append(byLabel[m.Label], i)
-	}
+	byLabel := golden.indexed().marks
 	seg := func(k int) int { // golden beats of work that mark k declares
 		if k == 0 {
 			return gm[0].Beat + 1
@@ -37,6 +34,9 @@ func measureWork(golden, faulty *Observation, slack int) work {
 		return gm[k].Beat - gm[k-1].Beat
 	}
 	made := make([]bool, len(gm))
+	for k := range min(faulty.PrefixMarks, len(gm)) {
+		made[k] = true
+	}
 	redone := 0
 	var first *Mark
 	for i := range faulty.Marks {

@@ -107,3 +107,28 @@ func BenchmarkFaultLayer(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSynthetic measures the synthetic agent of 1,000 beats: a bare run, and a case killed
+// two beats before the end (a short recovery), and one killed at beat 2, side by side.
+func BenchmarkSynthetic(b *testing.B) {
+	newAgent := reference.Synthetic(1000)
+	rn, err := harness.NewRunner(newAgent, harness.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g, _ := rn.Golden(nil)
+	for _, bc := range []struct {
+		name string
+		run  func()
+	}{
+		{"bare", func() { harness.RunBare(newAgent, afero.NewMemMapFs(), harness.Options{}) }},
+		{"late", func() { rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: g.Len() - 2}}) }},
+		{"early", func() { rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 2}}) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				bc.run()
+			}
+		})
+	}
+}

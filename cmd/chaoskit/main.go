@@ -84,6 +84,7 @@ func init() {
 		{"targets", "list the targets", runTargets},
 		{"faults", "list the fault kinds", runFaults},
 		{"demo", "run the reference agent and its variants under every fault kind", runDemo},
+		{"bench", "measure what a case costs against a bare run, how that grows, and throughput", runBench},
 		{"version", "print chaoskit's version", runVersion},
 	}
 }

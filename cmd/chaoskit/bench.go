@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/reports"
+	"github.com/spf13/afero"
+)
+
+// benchReport is what chaoskit bench measures, as bench.json holds it. Every figure is a
+// wall-clock measurement of this machine: the ratios, measured side by side in one loop, are
+// what travels to another.
+type benchReport struct {
+	Machine      string        `json:"machine"`
+	BareRunNs    int64         `json:"bare_run_ns"`        // one bare run of the reference agent
+	CaseNs       int64         `json:"case_ns"`            // one crash case of it, on average
+	CaseVsBare   float64       `json:"case_vs_bare_ratio"` // CaseNs / BareRunNs, measured in one loop
+	Cases        int           `json:"cases"`              // the crash cases averaged over
+	CasesPerSec  float64       `json:"cases_per_sec"`      // an exhaustive campaign's throughput with Workers
+	CasesPerSec1 float64       `json:"cases_per_sec_1_worker"`
+	Speedup      float64       `json:"speedup"` // CasesPerSec / CasesPerSec1
+	Workers      int           `json:"workers"`
+	PeakRSSMb    float64       `json:"peak_rss_mb"`
+	Scaling      []benchPoint  `json:"scaling"`
+	Random       *benchRandom  `json:"random,omitempty"`
+	Took         time.Duration `json:"-"`
+}
+
+// benchPoint measures the synthetic agent of one length.
+type benchPoint struct {
+	Beats       int     `json:"beats"`         // the golden run's beats
+	Cases       int     `json:"cases"`         // an exhaustive kill campaign's cases: one per beat
+	BareNs      int64   `json:"bare_ns"`       // one bare run
+	CaseNs      int64   `json:"case_ns"`       // one case of the campaign, on average
+	LateCaseNs  int64   `json:"late_case_ns"`  // a kill two beats before the end: a short recovery
+	EarlyCaseNs int64   `json:"early_case_ns"` // a kill at beat 2: recovery does nearly everything
+	Ratio       float64 `json:"case_vs_bare_ratio"`
+	LateRatio   float64 `json:"late_case_vs_bare_ratio"`
+}
+
+// benchRandom measures a random campaign's memory.
+type benchRandom struct {
+	Cases     int     `json:"cases"`
+	Seconds   float64 `json:"seconds"`
+	PeakRSSMb float64 `json:"peak_rss_mb"`
+}
+
+func runBench(c *cli, args []string) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	out := fs.String("out", "", "write bench.json to this directory too")
+	beatsList := fs.String("beats", "10,100,1000,10000", "the synthetic agents' lengths, in beats, with commas")
+	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "cases at once, for the throughput")
+	random := fs.Int("random", 0, "also run a random campaign of this many cases over the synthetic agent of 100 beats, streaming its report, and report its peak memory")
+	pos, err := c.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noPositional("bench", pos); err != nil {
+		return err
+	}
+	var lengths []int
+	for _, w := range strings.Split(*beatsList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(w))
+		if err != nil || n < 6 || n > 1_000_000 {
+			return usagef("--beats %q: want lengths from 6 to 1000000 beats, with commas", *beatsList)
+		}
+		lengths = append(lengths, n)
+	}
+	if *workers < 1 {
+		return usagef("--workers %d: want 1 or more", *workers)
+	}
+	start := time.Now()
+	r := &benchReport{Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()), Workers: *workers}
+	if err := r.reference(c); err != nil {
+		return err
+	}
+	for _, n := range lengths {
+		p, err := benchSynthetic(n)
+		if err != nil {
+			return err
+		}
+		r.Scaling = append(r.Scaling, p)
+		fmt.Fprintf(c.stderr, "chaoskit: bench: %d beats done\n", n)
+	}
+	if *random > 0 {
+		if r.Random, err = benchRandomCampaign(c, *random); err != nil {
+			return err
+		}
+	}
+	r.PeakRSSMb = peakRSSMb()
+	r.Took = time.Since(start)
+	r.print(c)
+	if *out != "" {
+		b, _ := json.MarshalIndent(r, "", "  ")
+		if err := mkdirAll(c.fs, *out); err != nil {
+			return err
+		}
+		if err := reports.WriteAtomic(c.fs, filepath.Join(*out, "bench.json"), append(b, '\n')); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func mkdirAll(fsys afero.Fs, dir string) error {
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	return nil
+}
+
+// reference measures the reference agent: a bare run against a crash case, side by side, and
+// an exhaustive campaign's throughput with one worker and with r.Workers.
+func (r *benchReport) reference(c *cli) error {
+	newAgent := func() harness.Target { return reference.New(reference.Correct, reference.Onboarding()) }
+	rn, err := harness.NewRunner(newAgent, harness.Options{Name: "reference"})
+	if err != nil {
+		return err
+	}
+	opts := campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.Torn}}
+	scheds, err := campaign.Schedules(rn, opts)
+	if err != nil {
+		return err
+	}
+	var bare, cases time.Duration
+	for i, s := range scheds { // one loop, alternating, so that the machine's mood weighs on both alike
+		t0 := time.Now()
+		if _, err := harness.RunBare(newAgent, afero.NewMemMapFs(), harness.Options{}); err != nil {
+			return err
+		}
+		t1 := time.Now()
+		rn.Run(s)
+		bare, cases = bare+t1.Sub(t0), cases+time.Since(t1)
+		r.Cases = i + 1
+	}
+	r.BareRunNs, r.CaseNs = int64(bare)/int64(r.Cases), int64(cases)/int64(r.Cases)
+	r.CaseVsBare = round3(float64(cases) / float64(bare))
+	throughput := func(workers int) (float64, error) {
+		o := opts
+		o.Faults, o.Workers = faults.StorageKinds(), workers
+		t0 := time.Now()
+		done, err := campaign.Explore(context.Background(), rn, o)
+		return float64(len(done)) / time.Since(t0).Seconds(), err
+	}
+	if r.CasesPerSec1, err = throughput(1); err != nil {
+		return err
+	}
+	if r.CasesPerSec, err = throughput(r.Workers); err != nil {
+		return err
+	}
+	r.CasesPerSec1, r.CasesPerSec = round3(r.CasesPerSec1), round3(r.CasesPerSec)
+	r.Speedup = round3(r.CasesPerSec / r.CasesPerSec1)
+	return nil
+}
+
+// benchSynthetic measures the synthetic agent of n beats: bare runs, an exhaustive kill
+// campaign's cases, a late and an early crash, side by side.
+func benchSynthetic(n int) (benchPoint, error) {
+	newAgent := reference.Synthetic(n)
+	rn, err := harness.NewRunner(newAgent, harness.Options{Name: "synthetic"})
+	if err != nil {
+		return benchPoint{}, err
+	}
+	g, _ := rn.Golden(nil)
+	p := benchPoint{Beats: g.Len(), Cases: g.Len()}
+	rounds := max(1, 20_000/g.Len()) // enough for a few hundred milliseconds at any length
+	var bare, late, early, all time.Duration
+	kill := func(b int) faults.Schedule { return faults.Schedule{{Kind: faults.Kill, Beat: b}} }
+	for range rounds {
+		t0 := time.Now()
+		if _, err := harness.RunBare(newAgent, afero.NewMemMapFs(), harness.Options{}); err != nil {
+			return p, err
+		}
+		t1 := time.Now()
+		rn.Run(kill(g.Len() - 2))
+		t2 := time.Now()
+		rn.Run(kill(2))
+		bare, late, early = bare+t1.Sub(t0), late+t2.Sub(t1), early+time.Since(t2)
+	}
+	t0 := time.Now()
+	for b := range g.Len() {
+		rn.Run(kill(b))
+	}
+	all = time.Since(t0)
+	p.BareNs, p.LateCaseNs, p.EarlyCaseNs = int64(bare)/int64(rounds), int64(late)/int64(rounds), int64(early)/int64(rounds)
+	p.CaseNs = int64(all) / int64(g.Len())
+	p.Ratio, p.LateRatio = round3(float64(p.CaseNs)/float64(p.BareNs)), round3(float64(p.LateCaseNs)/float64(p.BareNs))
+	return p, nil
+}
+
+// benchRandomCampaign runs a random campaign of n cases over the synthetic agent of 100 beats,
+// with its journal and report in a temporary directory, and measures its peak memory.
+func benchRandomCampaign(c *cli, n int) (*benchRandom, error) {
+	dir, err := afero.TempDir(c.fs, "", "chaoskit-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer c.fs.RemoveAll(dir)
+	camp := &campaign.Campaign{
+		Targets: []campaign.Target{{Name: "synthetic", New: reference.Synthetic(100)}},
+		Options: campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power}, Mode: campaign.Random, Cases: n},
+	}
+	t0 := time.Now()
+	rep, err := camp.Run(c.ctx, campaign.RunOptions{FS: c.fs, Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := reports.WriteDir(c.fs, dir, rep, []string{"json", "html"}); err != nil {
+		return nil, err
+	}
+	return &benchRandom{Cases: n, Seconds: round3(time.Since(t0).Seconds()), PeakRSSMb: peakRSSMb()}, nil
+}
+
+// peakRSSMb returns the process's peak resident memory, in MiB.
+func peakRSSMb() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return round3(float64(ru.Maxrss) / 1024)
+}
+
+func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+
+func (r *benchReport) print(c *cli) {
+	w := c.stdout
+	fmt.Fprintf(w, "machine: %s; workers %d\n\n", r.Machine, r.Workers)
+	fmt.Fprintf(w, "reference agent, %d crash cases (kill, power, torn at every beat):\n", r.Cases)
+	fmt.Fprintf(w, "  bare run %s, case %s: a case costs %.3f bare runs (measured side by side)\n", time.Duration(r.BareRunNs), time.Duration(r.CaseNs), r.CaseVsBare)
+	fmt.Fprintf(w, "  exhaustive campaign: %.0f cases/s with %d workers, %.0f with 1: a speed-up of %.2f\n\n", r.CasesPerSec, r.Workers, r.CasesPerSec1, r.Speedup)
+	fmt.Fprintf(w, "synthetic agent, an exhaustive kill campaign (a case per beat):\n")
+	fmt.Fprintf(w, "  %8s %12s %12s %8s %14s %8s %14s\n", "beats", "bare run", "case", "ratio", "late crash", "ratio", "early crash")
+	for _, p := range r.Scaling {
+		fmt.Fprintf(w, "  %8d %12s %12s %8.3f %14s %8.3f %14s\n", p.Beats, time.Duration(p.BareNs), time.Duration(p.CaseNs), p.Ratio,
+			time.Duration(p.LateCaseNs), p.LateRatio, time.Duration(p.EarlyCaseNs))
+	}
+	if r.Random != nil {
+		fmt.Fprintf(w, "\nrandom campaign of %d cases (synthetic agent of 100 beats, kill and power): %.1fs, peak memory %.0f MiB\n", r.Random.Cases, r.Random.Seconds, r.Random.PeakRSSMb)
+	}
+	fmt.Fprintf(w, "\npeak memory %.0f MiB; took %s\n", r.PeakRSSMb, r.Took.Round(100*time.Millisecond))
+}
