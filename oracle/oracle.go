@@ -3,9 +3,9 @@ package oracle
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/go-cmp/cmp"
 )
