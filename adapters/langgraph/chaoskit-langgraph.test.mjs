@@ -1,0 +1,95 @@
+// Unit tests of the adapter without chaoskit (node --test): the checkpointer's journal mode and
+// marks, the idempotency keys, and the state reader, on a real graph and a real database in a
+// temporary directory. chaoskit's own tests of the example are in langgraph_test.go.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { StateGraph, Annotation, MessagesAnnotation, START, END } from '@langchain/langgraph';
+import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import { DATABASE, openSaver, resumeInput, stepKey } from './chaoskit-langgraph.mjs';
+import { latestCheckpoint, plainMessage } from './latest-checkpoint.mjs';
+
+/** The temporary directories to remove when the tests are done. */
+const dirs = [];
+after(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+/** A fake client: a state directory, and the marks it was given. */
+function fakeClient() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaoskit-langgraph-test-'));
+  dirs.push(dir);
+  const marks = [];
+  return { stateDir: dir, marks, mark: async (label) => { marks.push(label); } };
+}
+
+/** A graph of two nodes, a then b; b throws when told to. */
+function twoNodes(saver, { failB = false } = {}) {
+  const State = Annotation.Root({ ...MessagesAnnotation.spec });
+  return new StateGraph(State)
+    .addNode('a', async () => ({ messages: [new AIMessage({ content: 'a', id: 'm-a' })] }))
+    .addNode('b', async () => {
+      if (failB) throw new Error('b failed');
+      return { messages: [new AIMessage({ content: 'b', id: 'm-b' })] };
+    })
+    .addEdge(START, 'a').addEdge('a', 'b').addEdge('b', END)
+    .compile({ checkpointer: saver });
+}
+
+test('the checkpointer stays in rollback-journal mode with synchronous=EXTRA, and marks each commit', async () => {
+  const ck = fakeClient();
+  const saver = openSaver(ck);
+  const config = { configurable: { thread_id: 't1' }, durability: 'sync' };
+  await twoNodes(saver).invoke({ messages: [new HumanMessage({ content: 'go', id: 'm-in' })] }, config);
+  assert.equal(saver.db.pragma('journal_mode', { simple: true }), 'delete');
+  assert.equal(saver.db.pragma('synchronous', { simple: true }), 3); // EXTRA
+  saver.db.close();
+  assert.deepEqual(ck.marks, [
+    'checkpoint t1 step -1', '__start__ done t1 step 0', 'checkpoint t1 step 0',
+    'a done t1 step 1', 'checkpoint t1 step 1', 'b done t1 step 2', 'checkpoint t1 step 2',
+  ]);
+  assert.ok(!fs.existsSync(path.join(ck.stateDir, `${DATABASE}-wal`)));
+
+  const t = latestCheckpoint(path.join(ck.stateDir, DATABASE), 't1');
+  assert.equal(t.metadata.step, 2);
+  assert.deepEqual(t.checkpoint.channel_values.messages.map(plainMessage), [
+    { type: 'human', content: 'go' }, { type: 'ai', content: 'a' }, { type: 'ai', content: 'b' },
+  ]);
+  assert.equal(latestCheckpoint(path.join(ck.stateDir, DATABASE), 'no-such-thread'), null);
+  assert.equal(latestCheckpoint(path.join(ck.stateDir, 'missing.db'), 't1'), null);
+});
+
+test("journal 'wal' does what SqliteSaver does", async () => {
+  const ck = fakeClient();
+  const saver = openSaver(ck, { journal: 'wal' });
+  await twoNodes(saver).invoke({ messages: [] }, { configurable: { thread_id: 't1' } });
+  assert.equal(saver.db.pragma('journal_mode', { simple: true }), 'wal');
+  saver.db.close();
+});
+
+test('a node that fails is not marked done, and the thread resumes with null input', async () => {
+  const ck = fakeClient();
+  let saver = openSaver(ck);
+  const config = { configurable: { thread_id: 't1' }, durability: 'sync' };
+  await assert.rejects(twoNodes(saver, { failB: true }).invoke({ messages: [] }, config), /b failed/);
+  assert.ok(!ck.marks.some((m) => m.startsWith('b done')), ck.marks.join('\n'));
+  saver.db.close();
+
+  saver = openSaver(ck);
+  assert.equal(await resumeInput(saver, config, { messages: [] }), null);
+  const out = await twoNodes(saver).invoke(null, config);
+  assert.deepEqual(out.messages.map((m) => m.content), ['a', 'b']);
+  assert.equal(ck.marks.filter((m) => m.startsWith('a done')).length, 1); // a did not run again
+  saver.db.close();
+});
+
+test('keys', () => {
+  const config = { configurable: { thread_id: 't1', __pregel_task_id: 'task-9' }, metadata: { langgraph_step: 3, langgraph_node: 'tools' } };
+  const state = { messages: [new AIMessage({ content: '', tool_calls: [{ id: 'c1', name: 'x', args: {} }, { id: 'c2', name: 'x', args: {} }] })] };
+  assert.equal(stepKey(config, 'step', { state, toolCallId: 'c2' }), 't1:3:tools:1');
+  assert.equal(stepKey(config, 'step', { state, toolCallId: 'c1' }), 't1:3:tools:0');
+  assert.equal(stepKey(config, 'tool-call-id', { state, toolCallId: 'c2' }), 't1:c2');
+  assert.equal(stepKey(config, 'task-id'), 'task-9');
+  assert.equal(stepKey(config, 'none'), undefined);
+  assert.throws(() => stepKey(config, 'uuid'), /unknown key scheme/);
+});
