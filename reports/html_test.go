@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/oracle"
 )
 
@@ -125,7 +126,7 @@ func checkTags(page string) error {
 func TestHTMLScreenshot(t *testing.T) {
 	browser := chromium()
 	if browser == "" {
-		t.Skip("chromium not installed: screenshot not taken (apt-get install chromium)")
+		needs.Missing(t, "chromium is not in PATH: screenshot not taken (apt-get install chromium)")
 	}
 	page, _ := writeHTML(t, demoReport(t))
 	shot := filepath.Join(t.TempDir(), "report.png")

@@ -3,12 +3,12 @@ package reports
 import (
 	"bytes"
 	"encoding/xml"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/oracle"
 )
 
@@ -180,10 +180,7 @@ func asXML(s string) string {
 // TestJUnitSchema validates the JUnit XML against testdata/junit.xsd, which describes exactly
 // the structure JUnit promises.
 func TestJUnitSchema(t *testing.T) {
-	xmllint, err := exec.LookPath("xmllint")
-	if err != nil {
-		t.Skip("xmllint not installed: JUnit XML not validated against testdata/junit.xsd (apt-get install libxml2-utils)")
-	}
+	xmllint := needs.Command(t, "xmllint", "JUnit XML not validated against testdata/junit.xsd (apt-get install libxml2-utils)")
 	path := writeTemp(t, "junit.xml", render(t, demoReport(t), (*Report).JUnit))
 	out, err := runTool(xmllint, "--noout", "--nonet", "--schema", filepath.Join("testdata", "junit.xsd"), path)
 	if err != nil {

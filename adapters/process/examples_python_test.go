@@ -21,6 +21,7 @@ import (
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/spf13/afero"
 )
@@ -256,9 +257,7 @@ func TestBurrExampleSurvivesKillsAndToolFaults(t *testing.T) {
 // fault disk, or skips the test (fails it under CI=true) when this machine cannot mount.
 func (e pyExample) onFUSEDisk(t *testing.T, beats process.Beats) process.Target {
 	t.Helper()
-	if err := fusefs.Available(); err != nil {
-		missing(t, err.Error())
-	}
+	needs.Err(t, fusefs.Available())
 	tg := e.target(t, false)
 	tg.Disk, tg.Beats = process.FUSE, beats
 	return tg
@@ -292,7 +291,7 @@ func TestBurrExampleSurvivesPowerOnFUSE(t *testing.T) {
 // (Git names its temporary files at random, so only requests are beats.)
 func TestBratExampleSurvivesPowerOnFUSE(t *testing.T) {
 	tg := brat.onFUSEDisk(t, process.CallBeats)
-	needCommand(t, "git", installGit)
+	needs.Command(t, "git", installGit)
 	t.Parallel()
 	if n, _ := passesEveryCase(t, exampleRunner(t, "brat on fuse", tg), faults.Power); n != 10 {
 		t.Errorf("%d cases, want a power cut at each of the 10 requests", n)
@@ -340,7 +339,7 @@ func TestBurrBrokenExampleIsCaughtByTheCLI(t *testing.T) {
 // The brat example rebuilds its view from the log on every start: the command line passes it
 // under a SIGKILL at every beat and every tool fault.
 func TestBratExampleSurvivesKillsThroughTheCLI(t *testing.T) {
-	needCommand(t, "git", installGit)
+	needs.Command(t, "git", installGit)
 	t.Parallel()
 	sh := newShell(t)
 	out, code, cases := sh.campaign(brat, false, "kill,tool-transient,tool-ambiguous,tool-timeout", "report")
@@ -353,7 +352,7 @@ func TestBratExampleSurvivesKillsThroughTheCLI(t *testing.T) {
 // The brat example's git objects are the same every time it runs: with nothing ignored, not
 // the events' times nor the head's commit id, a run without faults has the golden run's state.
 func TestBratExampleObjectIDsRepeat(t *testing.T) {
-	needCommand(t, "git", installGit)
+	needs.Command(t, "git", installGit)
 	t.Parallel()
 	tg := brat.target(t, false)
 	tg.Ignore = nil
@@ -368,7 +367,7 @@ func TestBratExampleObjectIDsRepeat(t *testing.T) {
 // the view's write (at each event's mark) makes it write the event again, or request a second
 // session and spawn a second agent.
 func TestBratBrokenExampleIsCaught(t *testing.T) {
-	needCommand(t, "git", installGit)
+	needs.Command(t, "git", installGit)
 	t.Parallel()
 	cases := explore(t, exampleRunner(t, "brat --broken", brat.target(t, true)), faults.Kill)
 	var caught []string

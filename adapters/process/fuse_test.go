@@ -9,6 +9,7 @@ import (
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/oracle"
 )
 
@@ -16,15 +17,14 @@ import (
 // or skips the test (fails it under CI=true) when this machine cannot mount.
 func onFUSE(t *testing.T, mode string) process.Target {
 	t.Helper()
-	if err := fusefs.Available(); err != nil {
-		missing(t, err.Error())
-	}
+	needs.Err(t, fusefs.Available())
 	target := child(mode)
 	target.Disk = process.FUSE
 	return target
 }
 
-// noChaoskitMounts fails the test if a mount of chaoskit's is left.
+// noChaoskitMounts fails the test if a mount of this test process's campaigns is left: one
+// under its TMPDIR (TestMain's directory); another chaoskit's, running beside, is not its.
 func noChaoskitMounts(t *testing.T) {
 	t.Helper()
 	b, err := os.ReadFile("/proc/self/mounts")
@@ -32,7 +32,7 @@ func noChaoskitMounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if strings.Contains(line, "fuse.chaoskit") {
+		if f := strings.Fields(line); len(f) > 2 && f[2] == "fuse.chaoskit" && strings.HasPrefix(f[1], os.TempDir()+"/") {
 			t.Errorf("a mount is left: %s", line)
 		}
 	}

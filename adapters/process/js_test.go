@@ -11,6 +11,7 @@ import (
 	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/oracle"
 )
 
@@ -21,14 +22,14 @@ const installNode = "install Node.js >= 20 (apt-get install -y nodejs, or see ht
 // CI=true) with one line saying what to install.
 func needNode(t *testing.T) string {
 	t.Helper()
-	node := needCommand(t, "node", installNode)
+	node := needs.Command(t, "node", installNode)
 	out, err := exec.Command(node, "--version").Output()
 	if err != nil {
-		missing(t, fmt.Sprintf("%s --version: %v: %s", node, err, installNode))
+		needs.Missing(t, fmt.Sprintf("%s --version: %v: %s", node, err, installNode))
 	}
 	v := strings.TrimSpace(string(out))
 	if major, _ := strconv.Atoi(strings.TrimPrefix(strings.SplitN(v, ".", 2)[0], "v")); major < 20 {
-		missing(t, fmt.Sprintf("node is %s, too old: %s", v, installNode))
+		needs.Missing(t, fmt.Sprintf("node is %s, too old: %s", v, installNode))
 	}
 	return node
 }
@@ -93,13 +94,10 @@ func tourResult(t *testing.T, tour process.Target) string {
 
 // chaoskit.d.ts type-checks, strictly, with js/testdata/usage.ts, which uses every declaration
 // as a harness would, through the package's own name. (That the declarations name exactly what
-// chaoskit.mjs exports is a unit test.) It needs tsc in PATH; without it the test is skipped,
-// even under CI=true: TypeScript is not a dependency of the repository.
+// chaoskit.mjs exports is a unit test.) It needs tsc in PATH; without it the test is skipped, or
+// fails under CI=true (.ci/run installs TypeScript).
 func TestJSTypes(t *testing.T) {
-	tsc, err := exec.LookPath("tsc")
-	if err != nil {
-		t.Skip("tsc is not in PATH: npm install -g typescript to type-check js/chaoskit.d.ts")
-	}
+	tsc := needs.Command(t, "tsc", "npm install -g typescript, to type-check js/chaoskit.d.ts")
 	cmd := exec.Command(tsc, "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext",
 		"--target", "es2022", "--lib", "es2022", filepath.Join("testdata", "usage.ts"))
 	cmd.Dir = "js"

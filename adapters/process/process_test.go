@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
+	// The campaigns' own directories (and mounts) go under dir too, so that a check for what
+	// they left sees only this test process's, never another chaoskit's running beside it.
+	os.Setenv("TMPDIR", dir)
 	childBin = filepath.Join(dir, "child")
 	if out, err := exec.Command("go", "build", "-o", childBin, "./testdata/child").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building the test child: %v\n%s", err, out)

@@ -12,6 +12,7 @@ import (
 	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/oracle"
 )
 
@@ -29,14 +30,10 @@ const (
 
 // pythonExe returns the interpreter that python3 runs, found once by asking it, so that each
 // process starts it directly: a version manager's python3 (pyenv's shim) costs a second or
-// more per start. Without python3 it skips the test, or fails it under CI=true (needCommand).
+// more per start. Without python3 it skips the test, or fails it under CI=true (needs.Command).
 func pythonExe(t testing.TB) string {
 	t.Helper()
-	if tt, ok := t.(*testing.T); ok {
-		needCommand(tt, "python3", installPython)
-	} else if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 is not in PATH: " + installPython)
-	}
+	needs.Command(t, "python3", installPython)
 	pythonOnce.Do(func() {
 		out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
 		pythonPath, pythonErr = strings.TrimSpace(string(out)), err

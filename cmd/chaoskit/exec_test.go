@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
+	"github.com/chaoskit/chaoskit/internal/needs"
 )
 
 // binaries are the chaoskit command and the process adapter's test child, built once.
@@ -190,12 +191,7 @@ func TestProvenanceAndBaselines(t *testing.T) {
 // reaper unmounts them; if the reaper is killed too, the next chaoskit to start finds the stale
 // mounts and removes them.
 func TestFUSEMountsAreNeverLeft(t *testing.T) {
-	if err := fusefs.Available(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	needs.Err(t, fusefs.Available())
 	cli, child := built(t)
 	tmp := t.TempDir()
 	start := func(args ...string) *exec.Cmd {

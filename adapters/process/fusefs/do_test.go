@@ -19,6 +19,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/internal/needs"
 )
 
 // sim runs ops one at a time on a goroutine of its own, as chaoskit's simulation runs a target.
@@ -141,7 +142,7 @@ func crashAt(path string) (*recorder, chan struct{}) {
 // request waits forever in a Do that never returns, the child is SIGKILLed and stays in the
 // kernel until Unmount answers its request, and then everything ends.
 func TestCrashInDoThatNeverReturns(t *testing.T) {
-	sh := needTool(t, "sh")
+	sh := needs.Command(t, "sh", "apt-get install sh")
 	s := newSim()
 	rec, crashed := crashAt("boom")
 	disk := faults.NewDisk(faults.DiskOptions{})
@@ -187,7 +188,7 @@ func TestCrashInDoThatNeverReturns(t *testing.T) {
 // A Do that gives up on ops once the simulation is dead: every request after the crash fails
 // with EIO, and the child ends on its own.
 func TestCrashInDoThatReturns(t *testing.T) {
-	sh := needTool(t, "sh")
+	sh := needs.Command(t, "sh", "apt-get install sh")
 	s := newSim()
 	s.returnWhenDead = true
 	rec, crashed := crashAt("boom")
@@ -222,7 +223,7 @@ func TestPanicInFsysIsEIO(t *testing.T) {
 		}
 		return nil
 	}}
-	requireFUSE(t)
+	needs.Err(t, fusefs.Available())
 	dir := mountDir(t)
 	srv, err := fusefs.Mount(dir, faults.New(faults.NewDisk(faults.DiskOptions{}), rec), fusefs.Options{})
 	must(t, err)
@@ -300,9 +301,9 @@ func TestHelperProcess(t *testing.T) {
 // exit the kernel flushes the file, and no goroutine of the process is left to answer. Unmount
 // aborts the connection, so the flush fails at once.
 func TestExitWithAFileOpenOnTheMount(t *testing.T) {
-	requireFUSE(t)
+	needs.Err(t, fusefs.Available())
 	if !canAbort() {
-		t.Skip("not root and no fusectl at /sys/fs/fuse/connections: Unmount cannot abort a busy connection, so a process must close its files on its mount before exiting")
+		needs.Missing(t, "not root and no fusectl at /sys/fs/fuse/connections: Unmount cannot abort a busy connection, so a process must close its files on its mount before exiting")
 	}
 	dir := mountDir(t)
 	t.Cleanup(func() { fusefs.Cleanup(filepath.Dir(dir)) })
@@ -324,7 +325,7 @@ func TestExitWithAFileOpenOnTheMount(t *testing.T) {
 }
 
 func TestCleanupRemovesStaleMounts(t *testing.T) {
-	requireFUSE(t)
+	needs.Err(t, fusefs.Available())
 	prefix := t.TempDir()
 	dir := filepath.Join(prefix, "stale")
 	must(t, os.Mkdir(dir, 0o755))
@@ -395,7 +396,7 @@ func TestAvailable(t *testing.T) {
 // A child process must not inherit the server's /dev/fuse descriptor: it would keep the
 // connection alive, and itself stuck on it, if the server died.
 func TestChildrenDoNotInheritTheConnection(t *testing.T) {
-	sh := needTool(t, "sh")
+	sh := needs.Command(t, "sh", "apt-get install sh")
 	_, dir := mount(t, faults.New(faults.NewDisk(faults.DiskOptions{}), nil), fusefs.Options{})
 	out, err := exec.Command(sh, "-c", `ls "$1" >/dev/null && for f in /proc/$$/fd/*; do readlink "$f"; done; exit 0`, "sh", dir).CombinedOutput()
 	must(t, err)

@@ -9,11 +9,12 @@ import (
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/internal/needs"
 )
 
 // gitRunner runs git with no user or system configuration and fixed identities and dates.
 func gitRunner(t *testing.T) func(args ...string) (string, error) {
-	bin := needTool(t, "git")
+	bin := needs.Command(t, "git", "apt-get install git")
 	home := t.TempDir()
 	env := append(os.Environ(),
 		"HOME="+home, "XDG_CONFIG_HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",

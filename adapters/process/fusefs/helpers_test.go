@@ -11,20 +11,9 @@ import (
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/spf13/afero"
 )
-
-// requireFUSE skips the test, in one line naming what is missing, when this machine cannot
-// mount; under CI=true it fails instead, so that CI cannot pass without running these tests.
-func requireFUSE(t testing.TB) {
-	t.Helper()
-	if err := fusefs.Available(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-}
 
 // mountDir returns a fresh empty directory to mount on, under testRoot (see TestMain), and
 // removes it when the test ends (after the unmount, which is registered later and so runs first).
@@ -46,7 +35,7 @@ func mountDir(t testing.TB) string {
 // a mount still there after Unmount is detached and fails the test.
 func mount(t testing.TB, fsys afero.Fs, opts fusefs.Options) (*fusefs.Server, string) {
 	t.Helper()
-	requireFUSE(t)
+	needs.Err(t, fusefs.Available())
 	dir := mountDir(t)
 	srv, err := fusefs.Mount(dir, fsys, opts)
 	if err != nil {
@@ -132,19 +121,6 @@ func syncDir(t testing.TB, dir string) {
 	must(t, err)
 	defer d.Close()
 	must(t, d.Sync())
-}
-
-// needTool skips the test if a program it runs is not installed (under CI=true, it fails).
-func needTool(t testing.TB, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed: apt-get install %s", name, name)
-		}
-		t.Skipf("%s is not installed: apt-get install %s", name, name)
-	}
-	return p
 }
 
 // tracer is both an Injector and an Options.Trace: it records, while on, every call the server

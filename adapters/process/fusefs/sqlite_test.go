@@ -11,6 +11,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/internal/needs"
 )
 
 // sqliteScript opens the database argv[1] in journal mode argv[2] ("exclusive-wal" is WAL with
@@ -43,7 +44,7 @@ var (
 // (pyenv) costs more than half a second per start.
 func python(t testing.TB) string {
 	t.Helper()
-	p := needTool(t, "python3")
+	p := needs.Command(t, "python3", "apt-get install python3")
 	pythonOnce.Do(func() {
 		out, err := exec.Command(p, "-c", "import sys, sqlite3; print(sys.executable)").Output()
 		if err == nil {
@@ -51,7 +52,7 @@ func python(t testing.TB) string {
 		}
 	})
 	if pythonPath == "" {
-		t.Skip("python3 has no sqlite3 module")
+		needs.Missing(t, "python3 has no sqlite3 module (apt-get install python3)")
 	}
 	return pythonPath
 }
