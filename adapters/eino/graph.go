@@ -85,7 +85,8 @@ func (g Graph[I, O]) dir() string {
 // recorded output; otherwise it invokes the graph under the run's checkpoint id, again after
 // every interrupt after a node (each of which saved a checkpoint), and records the output
 // durably when the graph ends. Any other interrupt (a node asking for a person) is returned as
-// the error.
+// the error. A run that fails on a full disk first waits for space (WaitForSpace), so that the
+// process that takes over does not find the disk as full.
 func (g Graph[I, O]) Run(ctx context.Context, env *harness.Env) (any, error) {
 	if g.ID == "" || g.Compile == nil {
 		panic("eino.Graph: ID and Compile are required")
@@ -110,17 +111,21 @@ func (g Graph[I, O]) Run(ctx context.Context, env *harness.Env) (any, error) {
 		if info, ok := compose.ExtractInterruptInfo(err); ok && nodeInterrupt(info) {
 			continue // a checkpoint was saved after a node: go on from it
 		}
+		var enc []byte
+		if err == nil {
+			if enc, err = json.Marshal(out); err != nil {
+				return nil, fmt.Errorf("graph %s: encoding its output: %w", g.ID, err)
+			}
+			err = b.store.SetDone(g.ID, json.RawMessage(enc))
+		}
 		if err != nil {
+			if DiskFull(err) {
+				// Restarted at once, the process would find the disk as full as it left it.
+				WaitForSpace(ctx, env, g.dir(), DefaultSpaceWait)
+			}
 			return nil, err
 		}
-		b, err := json.Marshal(out)
-		if err != nil {
-			return nil, fmt.Errorf("graph %s: encoding its output: %w", g.ID, err)
-		}
-		if err := NewStore(env.FS(), g.dir(), env.Mark).SetDone(g.ID, json.RawMessage(b)); err != nil {
-			return nil, err
-		}
-		return decodeResult(b)
+		return decodeResult(enc)
 	}
 }
 
