@@ -130,13 +130,18 @@ type shell struct {
 func newShell(t *testing.T) *shell {
 	t.Helper()
 	pythonExe(t) // before building chaoskit, which is no use without it
-	root := t.TempDir()
-	sh := &shell{t: t, work: filepath.Join(root, "work"), tmp: filepath.Join(root, "tmp")}
-	for _, d := range []string{sh.work, sh.tmp} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	sh := &shell{t: t, work: filepath.Join(t.TempDir(), "work")}
+	if err := os.Mkdir(sh.work, 0o755); err != nil {
+		t.Fatal(err)
 	}
+	// TMPDIR short enough for chaoskit to use it (a socket's path is at most 107 bytes), so
+	// that clean sees what it leaves there.
+	tmp, err := os.MkdirTemp("/tmp", "ck-shell-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	sh.tmp = tmp
 	bin := filepath.Dir(chaoskitCLI(t))
 	sh.env = append(os.Environ(), "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"), "TMPDIR="+sh.tmp)
 	return sh
@@ -165,7 +170,11 @@ func (sh *shell) campaign(e pyExample, broken bool, faults, out string) (string,
 		words = append(words, campaign.ShellQuote(w))
 	}
 	text, code := sh.run(strings.Join(words, " "))
-	return text, code, readCases(sh.t, filepath.Join(sh.work, out))
+	cases, err := readCases(filepath.Join(sh.work, out))
+	if err != nil {
+		sh.t.Fatalf("chaoskit run exited %d and %v:\n%s", code, err, text)
+	}
+	return text, code, cases
 }
 
 // clean fails the test if chaoskit left a directory in TMPDIR, or a process (a harness it
@@ -209,17 +218,16 @@ func (c reportCase) breaks(property string) bool {
 }
 
 // readCases reads the cases of the report in dir.
-func readCases(t *testing.T, dir string) []reportCase {
-	t.Helper()
+func readCases(dir string) ([]reportCase, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var r struct{ Cases []reportCase }
 	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "report.json"), err)
 	}
-	return r.Cases
+	return r.Cases, nil
 }
 
 // The Burr example survives a SIGKILL at every beat and every tool fault at every call: it

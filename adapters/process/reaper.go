@@ -38,12 +38,26 @@ func init() {
 	}
 }
 
+// maxTempBase is the longest temporary directory under which a process's socket,
+// <base>/chaoskit-NNNNNNNNNN/pNNNNNNNNNN/sock, fits in the 107 bytes a Unix socket's path may
+// have on Linux.
+const maxTempBase = 107 - len("/chaoskit-1234567890/p1234567890/sock")
+
+// tempBase is the directory chaoskit's own directory goes in: $TMPDIR, or /tmp when $TMPDIR is
+// too long for a socket path under it.
+func tempBase() string {
+	if dir := os.TempDir(); len(dir) <= maxTempBase {
+		return dir
+	}
+	return "/tmp"
+}
+
 // root returns this process's root directory, making it and starting its reaper the first
 // time.
 func root() (string, error) {
 	rootOnce.Do(func() {
 		removeStale()
-		dir, err := os.MkdirTemp("", "chaoskit-")
+		dir, err := os.MkdirTemp(tempBase(), "chaoskit-")
 		if err == nil {
 			err = os.Mkdir(filepath.Join(dir, "groups"), 0o700)
 		}
@@ -120,7 +134,7 @@ func unregister(pgid int) { os.Remove(filepath.Join(rootDir, "groups", strconv.I
 // removeStale removes the roots of chaoskit processes that are gone, and whose reaper did not
 // clean up after them.
 func removeStale() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "chaoskit-*"))
+	dirs, _ := filepath.Glob(filepath.Join(tempBase(), "chaoskit-*"))
 	for _, dir := range dirs {
 		b, err := os.ReadFile(filepath.Join(dir, "owner"))
 		if err != nil {

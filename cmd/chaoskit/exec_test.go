@@ -141,6 +141,25 @@ func TestExecLeavesNothingBehind(t *testing.T) {
 	noLeftovers(t, child, tmp)
 }
 
+// A TMPDIR too long for a Unix socket's path under it (107 bytes on Linux) is no reason to
+// fail: chaoskit puts its directory in /tmp instead.
+func TestExecUnderALongTMPDIR(t *testing.T) {
+	cli, child := built(t)
+	tmp := filepath.Join(t.TempDir(), strings.Repeat("d", 100))
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(tmp, "report")
+	cmd := exec.Command(cli, append(append([]string{"run"}, childArgs(child)...), "--faults", "kill", "--out", out)...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if rep := loadDir(t, out); rep.Summary.Targets[0].Passed == 0 {
+		t.Fatalf("summary %+v", rep.Summary.Targets[0].Stats)
+	}
+}
+
 // A report records which command ran and a digest of the files it names; resuming a campaign
 // whose script changed since is refused, and a gate against a baseline of another campaign is
 // too, while a baseline of another version of the same target compares.
