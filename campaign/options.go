@@ -62,6 +62,13 @@ type Options struct {
 	// 2h: shorter than a typical lease, longer, and longer than the time tools remember
 	// idempotency keys).
 	LeasePauses []time.Duration
+	// DiskFullFor is how long the disk stays full in the diskfull faults a campaign lists and
+	// draws, diskfull@K:BYTES+DiskFullFor (default 1m of virtual time): a full disk stays full for
+	// every process and across restarts, so without space returning no harness that must write
+	// could complete. A harness that waits and retries survives it; one that crash-loops or spins
+	// on ENOSPC does not. Negative lists and draws them without a duration: the disk stays full to
+	// the end of the run.
+	DiskFullFor time.Duration
 	// NoShrink turns off shrinking of failures in Random mode.
 	NoShrink bool
 	// Shard, if set, runs only the cases whose index in the list of schedules is Shard.I-1
@@ -78,6 +85,14 @@ type Options struct {
 // DefaultCases is the number of schedules a Random campaign runs when Options.Cases is 0.
 const DefaultCases = 100
 
+// DefaultDiskFullFor is how long the disk stays full in a campaign's diskfull faults when
+// Options.DiskFullFor is 0.
+const DefaultDiskFullFor = time.Minute
+
+// diskFullDur is the duration a campaign gives its diskfull faults: 0 (none) for a negative
+// Options.DiskFullFor. o has its defaults.
+func (o Options) diskFullDur() time.Duration { return max(0, o.DiskFullFor) }
+
 // withDefaults fills in the defaults. It panics on an unknown fault kind, a misuse.
 func (o Options) withDefaults() Options {
 	if len(o.Faults) == 0 {
@@ -93,6 +108,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxFaults <= 0 {
 		o.MaxFaults = 3
+	}
+	if o.DiskFullFor == 0 {
+		o.DiskFullFor = DefaultDiskFullFor
 	}
 	if len(o.LeasePauses) == 0 {
 		o.LeasePauses = []time.Duration{15 * time.Second, 45 * time.Second, 2 * time.Hour}

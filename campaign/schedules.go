@@ -13,10 +13,12 @@ import (
 // Schedules returns the schedules of a campaign over rn's target, in the order they run.
 //
 // In Exhaustive mode that is one case per fault kind per golden beat at which the kind can fire:
-// kill, power and corrupt at every beat; torn at every beat where a power loss would find an
-// un-fsynced write to tear, once per mode that tears it differently from a plain power loss;
-// diskfull at every write, with room for half of it; fsyncfail at every fsync; lease once per
-// pause of Options.LeasePauses. In Random mode it is Options.Cases distinct schedules drawn from
+// kill, power and corrupt at every beat, and power:subset too where some operation not yet
+// fsynced is there to keep (where it can differ from a plain power loss); torn at every beat
+// where a power loss would find an un-fsynced write to tear, once per mode that tears it
+// differently from a plain power loss; diskfull at every write, with room for half of it, for
+// Options.DiskFullFor; fsyncfail at every fsync; lease once per pause of Options.LeasePauses.
+// In Random mode it is Options.Cases distinct schedules drawn from
 // the seed by Draw, or fewer when a short golden run has fewer to draw (after 1,000 draws in a
 // row that repeat one, the space counts as exhausted).
 //
@@ -52,9 +54,11 @@ func Schedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
 					out = append(out, faults.Schedule{f})
 				}
 				continue
-			case faults.Torn:
+			case faults.Torn, faults.Power:
+				// Each mode where it leaves the disk otherwise than a plain power loss; a
+				// plain power loss (power's first mode) everywhere.
 				for i, mode := range info.Modes {
-					if g.Tearable(k, mode) {
+					if kind == faults.Power && i == 0 || g.Tearable(k, mode) {
 						f.Mode = mode
 						if i == 0 {
 							f.Mode = ""
@@ -65,6 +69,7 @@ func Schedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
 				continue
 			case faults.DiskFull:
 				f.Bytes = int64(b.Op.Len / 2)
+				f.Dur = o.diskFullDur()
 			}
 			out = append(out, faults.Schedule{f})
 		}
@@ -119,7 +124,8 @@ const maxMisses = 1000
 
 // Draw draws one random schedule for rn's target: up to Options.MaxFaults faults of the kinds
 // of Options.Faults, each with a random argument where its kind takes one (a switch to any
-// worker, or to a chosen one). The first fault falls on a beat of the golden run at which its
+// worker, or to a chosen one), a diskfull lasting Options.DiskFullFor. The first fault falls on
+// a beat of the golden run at which its
 // kind applies, so that it fires; the others fall at distinct later beats reaching half again
 // past the golden run, so that they land in recoveries (or, past a run's end, do not fire, which
 // the case records). pick(n, what) returns a number in [0, n); what names the choice.
@@ -212,6 +218,9 @@ func (d *drawer) draw(pick func(n int, what string) int) faults.Schedule {
 		switch info.Arg {
 		case faults.BytesArg:
 			f.Bytes = int64(pick(1024, "bytes"))
+			if info.Lasts {
+				f.Dur = d.o.diskFullDur()
+			}
 		case faults.ModeArg:
 			if m := pick(len(info.Modes), "mode"); m > 0 {
 				f.Mode = info.Modes[m]

@@ -6,6 +6,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 // maxShrinkRuns bounds the cases one shrink may run.
@@ -13,8 +14,18 @@ const maxShrinkRuns = 300
 
 // Shrink returns the smallest schedule it finds that still breaks the first property c broke,
 // running candidates against rn: fewer faults first, then earlier beats, then simpler
-// arguments (no byte budget, the default torn mode, any worker, shorter lease pauses of
-// Options.LeasePauses). It is deterministic, and runs at most 300 cases.
+// arguments (no byte budget, the default torn mode, a plain power loss rather than one keeping
+// a subset, any worker, shorter lease pauses of Options.LeasePauses, a full disk that has space
+// again sooner). It is deterministic, and runs at most 300 cases.
+//
+// Simpler means a schedule that explains the failure with less: fewer faults, earlier, and
+// milder. A diskfull without a duration is shorter to write but is not milder: the disk then
+// stays full to the end of the run, which by itself keeps any harness that must write from
+// completing or from getting back to where it was. So shrinking shortens a diskfull's
+// duration (to 1s at the shortest), and drops it only when the property it keeps broken is not
+// one that a disk full for good breaks by itself: never for completes or bounded-work-lost,
+// while a duplicated effect or a wrong state that a harness reaches even on a disk that never
+// has space again is a simpler story without the duration.
 func Shrink(rn *harness.Runner, c *harness.Case, o Options) faults.Schedule {
 	o = o.withDefaults()
 	if len(c.Verdict.Violations) == 0 {
@@ -23,10 +34,11 @@ func Shrink(rn *harness.Runner, c *harness.Case, o Options) faults.Schedule {
 	property := c.Verdict.Violations[0].Property
 	fails := func(s faults.Schedule) bool { return rn.RunOnce(s).Breaks(property) }
 	best := slices.Clone(c.Schedule)
+	forGood := !livenessProperty[property]
 	runs := 0
 	for improved := true; improved && runs < maxShrinkRuns; {
 		improved = false
-		for _, cand := range shrinkCandidates(best, o.LeasePauses) {
+		for _, cand := range shrinkCandidates(best, o.LeasePauses, forGood) {
 			if runs++; runs > maxShrinkRuns {
 				break
 			}
@@ -39,9 +51,15 @@ func Shrink(rn *harness.Runner, c *harness.Case, o Options) faults.Schedule {
 	return best
 }
 
+// livenessProperty holds the properties a disk full to the end of a run breaks by itself.
+var livenessProperty = map[string]bool{oracle.Completes: true, oracle.BoundedWorkLost: true}
+
+// shortestFull is the shortest time shrinking lets a disk stay full.
+const shortestFull = time.Second
+
 // shrinkCandidates lists simpler variants of s, simplest first; pauses are the shorter lease
-// pauses to try.
-func shrinkCandidates(s faults.Schedule, pauses []time.Duration) []faults.Schedule {
+// pauses to try; forGood lets a full disk lose its duration.
+func shrinkCandidates(s faults.Schedule, pauses []time.Duration, forGood bool) []faults.Schedule {
 	var out []faults.Schedule
 	if len(s) > 1 {
 		for i := range s {
@@ -72,9 +90,25 @@ func shrinkCandidates(s faults.Schedule, pauses []time.Duration) []faults.Schedu
 		if f.Worker != 0 {
 			with(i, func(f *faults.Fault) { f.Worker = 0 })
 		}
-		for _, d := range pauses {
-			if d < f.Dur {
-				with(i, func(f *faults.Fault) { f.Dur = d })
+		if f.Kind == faults.Lease {
+			for _, d := range pauses {
+				if d < f.Dur {
+					with(i, func(f *faults.Fault) { f.Dur = d })
+				}
+			}
+		}
+		if info, _ := f.Kind.Info(); info.Lasts && f.Dur > 0 {
+			if forGood {
+				with(i, func(f *faults.Fault) { f.Dur = 0 })
+			}
+			shorter := []time.Duration{shortestFull}
+			if half := (f.Dur / 2).Truncate(time.Second); half > shortestFull {
+				shorter = append(shorter, half)
+			}
+			for _, d := range shorter {
+				if d < f.Dur {
+					with(i, func(f *faults.Fault) { f.Dur = d })
+				}
 			}
 		}
 	}

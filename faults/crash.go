@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 	"slices"
+	"strings"
 )
 
 // Crash applies the disk-side effect of a crash fault (Kill, Power, Torn or Corrupt) and
@@ -15,7 +16,8 @@ import (
 //
 //   - Kill keeps everything: the page cache outlives the process.
 //   - Power keeps only what was fsynced: each file reverts to its bytes at its last fsync, each
-//     directory to its entries at its last directory fsync.
+//     directory to its entries at its last directory fsync. In mode "subset" it keeps a subset
+//     of what was not fsynced, drawn from rng (see below).
 //   - Torn is Power, except that the file holding the last un-fsynced write keeps its other
 //     un-fsynced writes and gets that last one torn at a sector boundary: only the prefix up to
 //     the boundary lands (mode "prefix"), or the rest of it reads back as garbage (mode
@@ -25,6 +27,19 @@ import (
 //
 // After a power loss or a torn write, everything left is durable. After a kill or a corruption
 // the page cache stays as it was, dirty bytes and all: a later power loss can still take them.
+//
+// A power loss in mode "subset" models a disk and a kernel that write dirty pages and directory
+// entries back in their own order, as ALICE and pebble's CrashClone do: of the operations
+// issued since each file's last fsync (writes, truncations) and since each directory's last
+// directory fsync (entries added, removed, renamed within it), each is kept or lost, with even
+// odds drawn from rng, and each file and directory becomes its durable state with the kept
+// operations applied in the order they were issued. So a later write can land while an earlier
+// one to the same file does not (the gap reads as zeros), which is also a reordering. A rename
+// within one directory is kept or lost whole; a rename across two is an entry removed from one
+// and one added to the other, each kept or lost on its own, as each directory's fsync makes its
+// own side durable. A draw that keeps none of the operations, or all of them (when there are
+// several), has one of them, drawn too, changed, so that the outcome is neither a plain power
+// loss nor a kill. rng may be nil only for kill and plain power losses.
 func (d *Disk) Crash(f Fault, rng *rand.Rand) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -33,7 +48,12 @@ func (d *Disk) Crash(f Fault, rng *rand.Rand) string {
 		return "process killed: the page cache survives"
 	case Corrupt:
 		return d.corrupt(rng)
-	case Power, Torn:
+	case Power:
+		if f.Mode == "subset" {
+			return d.subsetLoss(rng)
+		}
+		return d.powerLoss(f, rng)
+	case Torn:
 		return d.powerLoss(f, rng)
 	}
 	panic(fmt.Sprintf("faults: Disk.Crash with %q, which is not a crash", f.Kind))
@@ -58,12 +78,18 @@ func (d *Disk) tearPoint(w *lastWrite) int64 {
 	return max(tp, w.off)
 }
 
-// Tearable reports whether a torn crash of the given mode would leave the disk differently from
-// a plain power loss right now: some un-fsynced write is there to tear, its file survives the
-// power loss under a durable name, and (for "prefix") a sector boundary falls inside it.
+// Tearable reports whether a crash of the given mode would leave the disk differently from a
+// plain power loss right now. For a torn write ("prefix" or "garbage"): some un-fsynced write is
+// there to tear, its file survives the power loss under a durable name, and (for "prefix") a
+// sector boundary falls inside it. For a power loss keeping a subset ("subset"): some operation
+// not yet fsynced is there to keep, on a file or directory that a power loss could leave
+// reachable.
 func (d *Disk) Tearable(mode string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if mode == "subset" {
+		return len(d.pendingOps()) > 0
+	}
 	c := d.tornCandidate()
 	if c == nil || c.last.n == 0 || d.durablePath(c) == "" {
 		return false
@@ -120,7 +146,216 @@ func (d *Disk) revert() (files, dirs int, seen map[*inode]bool) {
 		n.shared, n.dirty, n.last = true, false, nil
 	}
 	walk(d.root)
+	d.forgetPending()
 	return files, dirs, seen
+}
+
+// forgetPending forgets every operation not yet fsynced: after a power loss nothing is pending,
+// on the files that survived it and on those that did not.
+func (d *Disk) forgetPending() {
+	for _, n := range d.inodes {
+		n.clearPend()
+		n.dpend = n.dpend[:0]
+	}
+}
+
+// opRef names one pending operation: the i-th of inode n's pend (a file) or dpend (a
+// directory).
+type opRef struct {
+	n *inode
+	i int
+}
+
+// pendingOps lists the operations not yet fsynced that a power loss could keep, in a stable
+// order: by inode number, then in the order they were issued. It leaves out those of inodes
+// that no power loss could leave reachable: only the durable entries and the entries pending
+// additions lead to an inode after one.
+func (d *Disk) pendingOps() []opRef {
+	seen := map[*inode]bool{}
+	var visit func(n *inode)
+	visit = func(n *inode) {
+		if seen[n] {
+			return
+		}
+		seen[n] = true
+		if !n.dir {
+			return
+		}
+		for _, k := range slices.Sorted(maps.Keys(n.durKids)) {
+			visit(n.durKids[k])
+		}
+		for _, e := range n.dpend {
+			if e.n != nil {
+				visit(e.n)
+			}
+		}
+	}
+	visit(d.root)
+	var refs []opRef
+	for _, n := range d.inodes {
+		if !seen[n] {
+			continue
+		}
+		count := len(n.pend)
+		if n.dir {
+			count = len(n.dpend)
+		}
+		for i := range count {
+			refs = append(refs, opRef{n, i})
+		}
+	}
+	return refs
+}
+
+// subsetLoss cuts the power keeping a subset of the pending operations, drawn from rng.
+func (d *Disk) subsetLoss(rng *rand.Rand) string {
+	if rng == nil {
+		rng = rand.New(rand.NewPCG(0, 0))
+	}
+	refs := d.pendingOps()
+	keep := make([]byte, len(refs))
+	kept := 0
+	for i := range keep {
+		keep[i] = byte(rng.UintN(2))
+		kept += int(keep[i])
+	}
+	if len(refs) > 0 && (kept == 0 || kept == len(refs) && len(refs) > 1) {
+		j := rng.IntN(len(refs))
+		keep[j] ^= 1
+		kept += 2*int(keep[j]) - 1
+	}
+	msg := d.describeSubset(refs, keep, kept)
+	d.apply(diskOp{kind: opSubset, data: keep})
+	return msg
+}
+
+// describeSubset says which pending operations a subset loss keeps and which it loses, a few of
+// each.
+func (d *Disk) describeSubset(refs []opRef, keep []byte, kept int) string {
+	if len(refs) == 0 {
+		return "power lost: nothing was pending to keep a subset of, so only what was fsynced survives"
+	}
+	paths := map[*inode]string{}
+	d.walk(d.root, "", false, func(p string, n *inode) {
+		if _, ok := paths[n]; !ok {
+			paths[n] = p
+		}
+	})
+	d.walk(d.root, "", true, func(p string, n *inode) {
+		if _, ok := paths[n]; !ok {
+			paths[n] = p
+		}
+	})
+	join := func(dir, name string) string {
+		if dir == "" {
+			return name
+		}
+		return dir + "/" + name
+	}
+	say := func(r opRef) string {
+		p, ok := paths[r.n]
+		if !ok {
+			p = "(an unlinked file)"
+		}
+		if r.n.dir {
+			e := r.n.dpend[r.i]
+			switch {
+			case e.rename:
+				return fmt.Sprintf("rename %s -> %s", join(p, e.from), join(p, e.name))
+			case e.n != nil:
+				return fmt.Sprintf("entry %s added", join(p, e.name))
+			}
+			return fmt.Sprintf("entry %s removed", join(p, e.name))
+		}
+		w := r.n.pend[r.i]
+		if w.trunc {
+			return fmt.Sprintf("truncate %s to %dB", p, w.off)
+		}
+		return fmt.Sprintf("write %s +%dB @%d", p, w.to-w.from, w.off)
+	}
+	var ks, ls []string
+	for i, r := range refs {
+		if keep[i] == 1 {
+			ks = append(ks, say(r))
+		} else {
+			ls = append(ls, say(r))
+		}
+	}
+	few := func(list []string) string {
+		const most = 6
+		if len(list) == 0 {
+			return "nothing"
+		}
+		if len(list) > most {
+			return strings.Join(list[:most], ", ") + fmt.Sprintf(" and %d more", len(list)-most)
+		}
+		return strings.Join(list, ", ")
+	}
+	return fmt.Sprintf("power lost, keeping %d of %d operations not fsynced: kept %s; lost %s", kept, len(refs), few(ks), few(ls))
+}
+
+// keepSubset makes the disk what a power loss keeping the pending operations that keep marks
+// leaves (keep[i] for the i-th of pendingOps): every file and directory its durable state with
+// the kept operations applied in order, and durable. It panics if keep does not match the
+// pending operations, which would be a replay gone wrong.
+func (d *Disk) keepSubset(keep []byte) {
+	refs := d.pendingOps()
+	if len(refs) != len(keep) {
+		panic(fmt.Sprintf("faults: a subset power loss over %d pending operations replayed over %d", len(keep), len(refs)))
+	}
+	kept := map[opRef]bool{}
+	for i, r := range refs {
+		if keep[i] == 1 {
+			kept[r] = true
+		}
+	}
+	for _, n := range d.inodes {
+		if n.dir {
+			kids := maps.Clone(n.durKids)
+			for i, e := range n.dpend {
+				if !kept[opRef{n, i}] {
+					continue
+				}
+				switch {
+				case e.rename:
+					delete(kids, e.from)
+					kids[e.name] = e.n
+				case e.n != nil:
+					kids[e.name] = e.n
+				default:
+					delete(kids, e.name)
+				}
+			}
+			n.kids, n.durKids, n.dirDrty = kids, maps.Clone(kids), false
+			continue
+		}
+		data := n.durable
+		changed := false
+		for i, w := range n.pend {
+			if !kept[opRef{n, i}] {
+				continue
+			}
+			if !changed {
+				data, changed = append([]byte(nil), data...), true
+			}
+			if w.trunc {
+				if w.off <= int64(len(data)) {
+					data = data[:w.off]
+				} else {
+					data = append(data, make([]byte, w.off-int64(len(data)))...)
+				}
+				continue
+			}
+			if end := w.off + int64(w.to-w.from); end > int64(len(data)) {
+				data = append(data, make([]byte, end-int64(len(data)))...)
+			}
+			copy(data[w.off:], n.pbuf[w.from:w.to])
+		}
+		n.data = data
+		n.durable = data[:len(data):len(data)]
+		n.shared, n.dirty, n.last = true, false, nil
+	}
+	d.forgetPending()
 }
 
 // tear rebuilds n's content from the live bytes it had before the power loss, with w torn.

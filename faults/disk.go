@@ -35,11 +35,13 @@ type Disk struct {
 	sector  int64
 	flips   int  // bits flipped by corruption
 	mutated bool // something was ever changed
+	space   *space
 }
 
 // DiskOptions configures a Disk. The zero value is valid.
 type DiskOptions struct {
-	// Now gives modification times; the default is a fixed instant, for determinism.
+	// Now gives modification times, and the time at which a full disk has space again; the
+	// default is a fixed instant, for determinism (space never returns).
 	Now func() time.Time
 	// Sector is the unit a torn write tears at; the default is 512 bytes.
 	Sector int
@@ -58,8 +60,16 @@ func NewDisk(opts DiskOptions) *Disk {
 		d.now = func() time.Time { return Epoch }
 	}
 	d.root = d.newInode(true, fs.ModeDir|0o755, Epoch)
+	d.space = newSpace(d.now)
 	return d
 }
+
+func (d *Disk) diskSpace() *space { return d.space }
+
+// Full reports whether the disk is full now (a DiskFull fault fired through an FS over it and
+// its duration, if it has one, has not yet passed) and, if so, when space returns: the zero
+// time if never. A disk rebuilt by Replay starts with space.
+func (d *Disk) Full() (full bool, until time.Time) { return d.space.state() }
 
 type inode struct {
 	ino   int
@@ -73,11 +83,32 @@ type inode struct {
 	shared  bool       // durable aliases data's backing array (copy before touching it)
 	dirty   bool       // data may differ from durable
 	last    *lastWrite // the latest write since the last fsync, for torn crashes
+	pend    []pendData // the writes and truncates since the last fsync, for power@K:subset
+	pbuf    []byte     // the bytes of pend's writes, one after another
 
 	// directories
 	kids    map[string]*inode // live entries
 	durKids map[string]*inode // entries at the last directory fsync
 	dirDrty bool              // kids may differ from durKids
+	dpend   []pendEntry       // the entry changes since the last directory fsync, in order
+}
+
+// pendData is a write (pbuf[from:to] at off) or, if trunc, a truncation to off bytes, not yet
+// fsynced.
+type pendData struct {
+	off      int64
+	from, to int
+	trunc    bool
+}
+
+// pendEntry is a change to a directory's entries not yet made durable by a directory fsync:
+// name added for n (a create, a mkdir, the arriving end of a rename from another directory),
+// name removed (n nil; a remove, the leaving end of such a rename), or, within one directory,
+// from renamed to name, atomically.
+type pendEntry struct {
+	name, from string
+	n          *inode
+	rename     bool
 }
 
 // lastWrite remembers enough of a write to tear it after the fact.

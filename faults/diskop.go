@@ -22,9 +22,10 @@ const (
 	opDrop
 	opChmod
 	opChtimes
-	opPower // a power loss: everything reverts to its durable state
-	opSet   // a file's content set outright, durably (a torn write's outcome)
-	opFlip  // a bit flipped in a file's data and durable bytes (corruption)
+	opPower  // a power loss: everything reverts to its durable state
+	opSet    // a file's content set outright, durably (a torn write's outcome)
+	opFlip   // a bit flipped in a file's data and durable bytes (corruption)
+	opSubset // a power loss keeping a subset of the pending operations: data[i] keeps the i-th
 )
 
 // diskOp is one logged mutation. Paths are cleaned; ino numbers the inode a data operation acts
@@ -69,11 +70,13 @@ func (d *Disk) exec(op diskOp) *inode {
 		n := d.newInode(isDir, mode, op.at)
 		dir.kids[base] = n
 		dir.dirDrty, dir.mtime = true, op.at
+		dir.dpend = append(dir.dpend, pendEntry{name: base, n: n})
 		return n
 	case opRemove:
 		dir, base, _ := d.parent(op.path)
 		delete(dir.kids, base)
 		dir.dirDrty, dir.mtime = true, op.at
+		dir.dpend = append(dir.dpend, pendEntry{name: base})
 	case opRename:
 		from, fbase, _ := d.parent(op.path)
 		to, tbase, _ := d.parent(op.to)
@@ -82,6 +85,12 @@ func (d *Disk) exec(op diskOp) *inode {
 		to.kids[tbase] = n
 		from.dirDrty, to.dirDrty = true, true
 		from.mtime, to.mtime = op.at, op.at
+		if from == to {
+			to.dpend = append(to.dpend, pendEntry{name: tbase, from: fbase, n: n, rename: true})
+		} else {
+			from.dpend = append(from.dpend, pendEntry{name: fbase})
+			to.dpend = append(to.dpend, pendEntry{name: tbase, n: n})
+		}
 	case opWrite:
 		d.writeAt(d.inodes[op.ino], op.off, op.data, op.at)
 	case opTruncate:
@@ -91,15 +100,18 @@ func (d *Disk) exec(op diskOp) *inode {
 		if n.dir {
 			n.durKids = maps.Clone(n.kids)
 			n.dirDrty = false
+			n.dpend = n.dpend[:0]
 		} else {
 			n.durable = n.data[:len(n.data):len(n.data)]
 			n.shared, n.dirty, n.last = true, false, nil
+			n.clearPend()
 		}
 	case opDrop:
 		n := d.inodes[op.ino]
 		if !n.dir {
 			n.data = n.durable
 			n.shared, n.dirty, n.last = true, false, nil
+			n.clearPend()
 		}
 	case opChmod:
 		n := d.inodes[op.ino]
@@ -108,11 +120,14 @@ func (d *Disk) exec(op diskOp) *inode {
 		d.inodes[op.ino].mtime = op.at
 	case opPower:
 		d.revert()
+	case opSubset:
+		d.keepSubset(op.data)
 	case opSet:
 		n := d.inodes[op.ino]
 		n.data = append([]byte(nil), op.data...)
 		n.durable = n.data[:len(n.data):len(n.data)]
 		n.shared, n.dirty, n.last = true, false, nil
+		n.clearPend()
 	case opFlip:
 		d.flips++
 		n := d.inodes[op.ino]
@@ -165,8 +180,16 @@ func (n *inode) grow(size int64) {
 	n.data = grown
 }
 
-// writeAt writes p at off in n's page cache and remembers the write for a torn crash.
+// clearPend forgets n's pending writes, keeping their buffers for the next ones.
+func (n *inode) clearPend() {
+	n.pend, n.pbuf = n.pend[:0], n.pbuf[:0]
+}
+
+// writeAt writes p at off in n's page cache and remembers the write for a torn crash and for a
+// power loss that keeps a subset.
 func (d *Disk) writeAt(n *inode, off int64, p []byte, at time.Time) {
+	n.pend = append(n.pend, pendData{off: off, from: len(n.pbuf), to: len(n.pbuf) + len(p)})
+	n.pbuf = append(n.pbuf, p...)
 	oldLen := int64(len(n.data))
 	end := off + int64(len(p))
 	d.seq++
@@ -182,6 +205,7 @@ func (d *Disk) writeAt(n *inode, off int64, p []byte, at time.Time) {
 
 // resize truncates or extends n's page cache to size bytes.
 func (d *Disk) resize(n *inode, size int64, at time.Time) {
+	n.pend = append(n.pend, pendData{off: size, trunc: true})
 	if size < int64(len(n.data)) {
 		n.data = n.data[:size]
 	} else {

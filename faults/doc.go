@@ -11,6 +11,10 @@
 //   - power: each file reverts to its last fsync and each directory to its last directory fsync,
 //     so a file created or renamed without an fsync of its directory may vanish or come back
 //     under its old name;
+//   - power, mode subset: a seeded subset of the writes and directory operations issued since
+//     each file's and directory's last fsync is kept, in issue order, the rest lost: a later
+//     write may survive an earlier one, as ALICE and pebble's CrashClone model a disk that
+//     writes back in its own order;
 //   - torn: power, with the last un-fsynced write landing as a sector-aligned prefix, or with a
 //     garbage tail;
 //   - corrupt: kill, then one bit of a durable byte flips.
@@ -24,7 +28,9 @@
 //
 // FS wraps any afero.Fs and asks an Injector before every mutating operation (create, write,
 // truncate, fsync, rename, remove, mkdir). The injector can fail it: DiskFull makes writes past a
-// byte budget fail with ENOSPC, the first landing partially; FsyncFail makes an fsync fail with
+// byte budget fail with ENOSPC, the first landing partially, and the disk stays full (for every
+// FS over the Disk: every process and worker, across restarts) until the fault's duration has
+// passed on the Disk's clock, or to the end; FsyncFail makes an fsync fail with
 // EIO and drops the file's dirty data, so that a retried fsync succeeds and the data is lost
 // anyway, the Linux behaviour that bit PostgreSQL. Injected errors are *fs.PathError values
 // around the real errno and also wrap ErrInjected. Crashes are the injector's own: it stops the
@@ -40,6 +46,7 @@
 // # Schedules
 //
 // A Schedule lists faults by beat, in a text form that round-trips: "power@17",
-// "kill@4,kill@9", "diskfull@12:4096", "torn@30:garbage", "lease@20+45s", "switch@8:1".
+// "kill@4,kill@9", "diskfull@12:4096+1m", "torn@30:garbage", "power@9:subset", "lease@20+45s",
+// "switch@8:1".
 // ParseSchedule's errors point at the offending column.
 package faults

@@ -27,6 +27,14 @@ type mobj struct {
 	dir        bool
 	live, dur  []byte
 	kids, dkid map[string]*mobj
+	hist       []mop // the writes and truncations since the last fsync
+}
+
+// mop is a write of data at off or, if trunc, a truncation to off bytes.
+type mop struct {
+	off   int64
+	data  []byte
+	trunc bool
 }
 
 func newMdir() *mobj { return &mobj{dir: true, kids: map[string]*mobj{}, dkid: map[string]*mobj{}} }
@@ -152,6 +160,7 @@ func (m *model) powerLoss() {
 				walk(o)
 			} else {
 				o.live = append([]byte(nil), o.dur...)
+				o.hist = nil
 			}
 		}
 	}
@@ -193,6 +202,9 @@ func step(rt *rapid.T, fsys afero.Fs, m *model) {
 			if obj == nil {
 				parent.kids[name] = &mobj{}
 			} else {
+				if len(obj.live) > 0 {
+					obj.hist = append(obj.hist, mop{trunc: true})
+				}
 				obj.live = nil
 			}
 		}
@@ -212,10 +224,12 @@ func step(rt *rapid.T, fsys afero.Fs, m *model) {
 		defer f.Close()
 		if op == "append" {
 			_, err = f.Write(data)
+			obj.hist = append(obj.hist, mop{off: int64(len(obj.live)), data: data})
 			obj.live = append(append([]byte(nil), obj.live...), data...)
 		} else {
 			off := rapid.IntRange(0, len(obj.live)+10).Draw(rt, "off")
 			_, err = f.WriteAt(data, int64(off))
+			obj.hist = append(obj.hist, mop{off: int64(off), data: data})
 			buf := append([]byte(nil), obj.live...)
 			for len(buf) < off+len(data) {
 				buf = append(buf, 0)
@@ -235,6 +249,7 @@ func step(rt *rapid.T, fsys afero.Fs, m *model) {
 		defer f.Close()
 		size := rapid.IntRange(0, len(obj.live)+20).Draw(rt, "size")
 		agree(rt, op, f.Truncate(int64(size)), true)
+		obj.hist = append(obj.hist, mop{off: int64(size), trunc: true})
 		buf := append([]byte(nil), obj.live...)
 		for len(buf) < size {
 			buf = append(buf, 0)
@@ -265,6 +280,7 @@ func step(rt *rapid.T, fsys afero.Fs, m *model) {
 			}
 		} else {
 			obj.dur = append([]byte(nil), obj.live...)
+			obj.hist = nil
 		}
 	case "rename":
 		from := rapid.SampledFrom(files).Draw(rt, "from")

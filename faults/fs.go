@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
@@ -88,19 +87,30 @@ type Injector interface {
 // look like the real ones (*fs.PathError around the errno) and wrap ErrInjected. When the
 // wrapped filesystem is a *Disk, a failed fsync also drops the file's dirty data, as Linux does.
 //
-// A full disk stays full for the life of the FS, so give each process (each restart) its own
-// FS over the same Disk. With a nil Injector, FS passes every operation through.
+// A full disk is the disk's: over a Disk (or over an FS over one) it stays full for every FS
+// over that Disk, so for every process and worker, across restarts and crashes, until the
+// fault's duration has passed on the Disk's clock (DiskOptions.Now), or for good without one.
+// Give each process (each restart) its own FS over the same Disk. Over another filesystem, which
+// has no clock, the FS keeps the room left itself, for its own life, and space never returns.
+// With a nil Injector, FS passes every operation through.
 type FS struct {
-	base afero.Fs
-	inj  Injector
-
-	mu     sync.Mutex
-	full   bool  // a DiskFull has fired
-	budget int64 // bytes that still fit once full
+	base  afero.Fs
+	inj   Injector
+	space *space
 }
 
 // New returns an FS that wraps base and asks inj before every mutating operation.
-func New(base afero.Fs, inj Injector) *FS { return &FS{base: base, inj: inj} }
+func New(base afero.Fs, inj Injector) *FS {
+	f := &FS{base: base, inj: inj}
+	if h, ok := base.(spaceHolder); ok {
+		f.space = h.diskSpace()
+	} else {
+		f.space = newSpace(func() time.Time { return Epoch })
+	}
+	return f
+}
+
+func (f *FS) diskSpace() *space { return f.space }
 
 func (f *FS) inject(op Op) *Fault {
 	if f.inj == nil {
@@ -108,11 +118,7 @@ func (f *FS) inject(op Op) *Fault {
 	}
 	flt := f.inj.Inject(op)
 	if flt != nil && flt.Kind == DiskFull {
-		f.mu.Lock()
-		if !f.full {
-			f.full, f.budget = true, flt.Bytes
-		}
-		f.mu.Unlock()
+		f.space.fill(flt.Bytes, flt.Dur)
 	}
 	return flt
 }
@@ -259,7 +265,7 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, f.enospc()
 }
 
-// WriteAt writes p at off. Once the disk is full, a write lands only as far as the remaining
+// WriteAt writes p at off. While the disk is full, a write lands only as far as the remaining
 // budget lets the file grow and then fails with ENOSPC.
 func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	_, size := f.position()
@@ -280,19 +286,7 @@ func (f *File) WriteString(s string) (int, error) { return f.Write([]byte(s)) }
 // admit injects the write and returns how many of its n bytes fit on the disk.
 func (f *File) admit(off, size int64, n int) int {
 	f.fs.inject(Op{Kind: OpWrite, Path: f.name, Off: off, Len: n})
-	f.fs.mu.Lock()
-	defer f.fs.mu.Unlock()
-	if !f.fs.full {
-		return n
-	}
-	// The file may grow by the budget; bytes beyond that do not land.
-	if growth := max(0, off+int64(n)-size); growth <= f.fs.budget {
-		f.fs.budget -= growth
-		return n
-	}
-	land := min(max(0, size+f.fs.budget-off), int64(n))
-	f.fs.budget = 0
-	return int(land)
+	return f.fs.space.admit(off, size, n)
 }
 
 func (f *File) enospc() error {

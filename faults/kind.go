@@ -14,13 +14,18 @@ const (
 	// page cache outlives the process.
 	Kill Kind = "kill"
 	// Power cuts the power at a beat: writes and directory entries that were not fsynced are lost.
+	// In mode subset (power@K:subset) a seeded subset of them is kept instead, as a disk and a
+	// kernel that write back in their own order may: a later write can be durable while an
+	// earlier one to the same file is not.
 	Power Kind = "power"
 	// Torn cuts the power while the last un-fsynced write is landing: a sector-aligned prefix of
 	// it reaches the disk, or (mode garbage) its tail reads back as garbage.
 	Torn Kind = "torn"
 	// DiskFull fills the disk at a write beat: the write lands only up to a byte budget and fails
-	// with ENOSPC, and so does every later write of that process that needs more space (an
-	// overwrite in place still succeeds). A restarted process finds space again.
+	// with ENOSPC, and so does every later write that needs more space (an overwrite in place
+	// still succeeds), from any process: the disk stays full across restarts and crashes, and for
+	// every worker. Written diskfull@K:BYTES, it stays full to the end of the run; written
+	// diskfull@K:BYTES+DUR, space returns once DUR of virtual time has passed.
 	DiskFull Kind = "diskfull"
 	// FsyncFail fails an fsync with EIO and drops the file's dirty pages, as Linux does: a retried
 	// fsync then succeeds without the data ever reaching the disk.
@@ -108,26 +113,51 @@ type KindInfo struct {
 	Modes   []string // for ModeArg: the allowed modes; the first is the default and is not written
 	Crash   bool     // the fault ends the process
 	Family  Family
+	// Lasts says that the fault may be given a duration after its argument, +DUR, at whose end
+	// it is over (diskfull: space returns). Without one it lasts to the end of the run.
+	Lasts bool
+}
+
+// Form shows how a fault of the kind is written in a schedule, with its optional parts in
+// brackets: "kill@N", "diskfull@N:BYTES[+DURATION]", "torn@N[:garbage]", "lease@N+DURATION".
+func (k KindInfo) Form() string {
+	form := string(k.Kind) + "@N"
+	switch k.Arg {
+	case BytesArg:
+		form += ":BYTES"
+	case DurationArg:
+		form += "+DURATION"
+	case WorkerArg:
+		form += "[:WORKER]"
+	case ModeArg:
+		for _, m := range k.Modes[1:] {
+			form += "[:" + m + "]"
+		}
+	}
+	if k.Lasts {
+		form += "[+DURATION]"
+	}
+	return form
 }
 
 var kindTable = []KindInfo{
-	{Kill, "process killed (SIGKILL, OOM): everything written survives, synced or not", AnyBeat, NoArg, nil, true, StorageFamily},
-	{Power, "power lost: un-fsynced writes and un-fsynced directory entries are lost", AnyBeat, NoArg, nil, true, StorageFamily},
-	{Torn, "power lost mid-write: the last un-fsynced write lands as a sector-aligned prefix (or, :garbage, with a garbage tail)", AnyBeat, ModeArg, []string{"prefix", "garbage"}, true, StorageFamily},
-	{DiskFull, "disk full: writes past a byte budget fail with ENOSPC, the first one landing partially", WriteBeat, BytesArg, nil, false, StorageFamily},
-	{FsyncFail, "fsync fails with EIO and the dirty data is dropped (a retried fsync then lies)", SyncBeat, NoArg, nil, false, StorageFamily},
-	{Corrupt, "process killed and one bit of a durable byte flips (bit rot, a bad sector)", AnyBeat, NoArg, nil, true, StorageFamily},
-	{Lease, "the worker is frozen for +DUR (GC pause, laptop lid, suspended VM): its lease expires, another worker takes over, it wakes a zombie", AnyBeat, DurationArg, nil, false, FleetFamily},
-	{Deploy, "every worker is restarted at once, as by a deploy; the disk is untouched", AnyBeat, NoArg, nil, true, FleetFamily},
-	{Switch, "the running worker is preempted for another (:W picks worker W): an interleaving to explore", AnyBeat, WorkerArg, nil, false, FleetFamily},
-	{ToolTransient, "a tool call fails before it is applied, with a retryable error (503)", ToolBeat, NoArg, nil, false, ToolFamily},
-	{ToolAmbiguous, "a tool call is applied but its reply is lost (200, then the connection dropped)", ToolBeat, NoArg, nil, false, ToolFamily},
-	{ToolTimeout, "a tool call outlives the caller's deadline and is applied after it", ToolBeat, NoArg, nil, false, ToolFamily},
-	{CallbackDup, "a tool's asynchronous completion is delivered twice", AsyncToolBeat, NoArg, nil, false, ToolFamily},
-	{ModelRateLimit, "the model answers 429 with a retry-after delay", ModelBeat, NoArg, nil, false, ModelFamily},
-	{ModelError, "the model answers with a server error (500)", ModelBeat, NoArg, nil, false, ModelFamily},
-	{ModelContext, "the model refuses the call: the context is too long", ModelBeat, NoArg, nil, false, ModelFamily},
-	{ModelHang, "the model never answers: the call waits until the caller gives up", ModelBeat, NoArg, nil, false, ModelFamily},
+	{Kill, "process killed (SIGKILL, OOM): everything written survives, synced or not", AnyBeat, NoArg, nil, true, StorageFamily, false},
+	{Power, "power lost: un-fsynced writes and un-fsynced directory entries are lost (or, :subset, a seeded subset of them is kept: a later write may land without an earlier one)", AnyBeat, ModeArg, []string{"fsynced", "subset"}, true, StorageFamily, false},
+	{Torn, "power lost mid-write: the last un-fsynced write lands as a sector-aligned prefix (or, :garbage, with a garbage tail)", AnyBeat, ModeArg, []string{"prefix", "garbage"}, true, StorageFamily, false},
+	{DiskFull, "disk full: writes past a byte budget fail with ENOSPC, the first one landing partially; it stays full for every process, restarts included, until +DUR has passed", WriteBeat, BytesArg, nil, false, StorageFamily, true},
+	{FsyncFail, "fsync fails with EIO and the dirty data is dropped (a retried fsync then lies)", SyncBeat, NoArg, nil, false, StorageFamily, false},
+	{Corrupt, "process killed and one bit of a durable byte flips (bit rot, a bad sector)", AnyBeat, NoArg, nil, true, StorageFamily, false},
+	{Lease, "the worker is frozen for +DUR (GC pause, laptop lid, suspended VM): its lease expires, another worker takes over, it wakes a zombie", AnyBeat, DurationArg, nil, false, FleetFamily, false},
+	{Deploy, "every worker is restarted at once, as by a deploy; the disk is untouched", AnyBeat, NoArg, nil, true, FleetFamily, false},
+	{Switch, "the running worker is preempted for another (:W picks worker W): an interleaving to explore", AnyBeat, WorkerArg, nil, false, FleetFamily, false},
+	{ToolTransient, "a tool call fails before it is applied, with a retryable error (503)", ToolBeat, NoArg, nil, false, ToolFamily, false},
+	{ToolAmbiguous, "a tool call is applied but its reply is lost (200, then the connection dropped)", ToolBeat, NoArg, nil, false, ToolFamily, false},
+	{ToolTimeout, "a tool call outlives the caller's deadline and is applied after it", ToolBeat, NoArg, nil, false, ToolFamily, false},
+	{CallbackDup, "a tool's asynchronous completion is delivered twice", AsyncToolBeat, NoArg, nil, false, ToolFamily, false},
+	{ModelRateLimit, "the model answers 429 with a retry-after delay", ModelBeat, NoArg, nil, false, ModelFamily, false},
+	{ModelError, "the model answers with a server error (500)", ModelBeat, NoArg, nil, false, ModelFamily, false},
+	{ModelContext, "the model refuses the call: the context is too long", ModelBeat, NoArg, nil, false, ModelFamily, false},
+	{ModelHang, "the model never answers: the call waits until the caller gives up", ModelBeat, NoArg, nil, false, ModelFamily, false},
 }
 
 var kindIndex = func() map[Kind]int {

@@ -14,15 +14,17 @@ import (
 // fsyncfail waits for an fsync, a diskfull for a write). Beats are numbered from 0 across the
 // whole run, restarts included, so a later fault can land in the recovery of an earlier one.
 type Fault struct {
-	Kind   Kind
-	Beat   int
-	Bytes  int64         // DiskFull: the bytes that still fit on the disk
-	Mode   string        // Torn: "prefix" (the default, written as "") or "garbage"
-	Dur    time.Duration // Lease: how long the worker is frozen
-	Worker int           // Switch: 1 + the worker to switch to; 0 lets the scheduler choose
+	Kind  Kind
+	Beat  int
+	Bytes int64  // DiskFull: the bytes that still fit on the disk
+	Mode  string // Torn: "prefix" (the default, written as "") or "garbage"; Power: "subset" or ""
+	// Dur is, for Lease, how long the worker is frozen; for DiskFull, how long the disk stays
+	// full (0: to the end of the run).
+	Dur    time.Duration
+	Worker int // Switch: 1 + the worker to switch to; 0 lets the scheduler choose
 }
 
-// String returns the text form of f, e.g. "power@17", "diskfull@12:4096", "torn@3:garbage".
+// String returns the text form of f, e.g. "power@17", "diskfull@12:4096+1m", "torn@3:garbage".
 func (f Fault) String() string {
 	var b strings.Builder
 	f.appendTo(&b)
@@ -38,6 +40,10 @@ func (f Fault) appendTo(b *strings.Builder) {
 	case BytesArg:
 		b.WriteByte(':')
 		b.WriteString(strconv.FormatInt(f.Bytes, 10))
+		if info.Lasts && f.Dur > 0 {
+			b.WriteByte('+')
+			b.WriteString(formatDuration(f.Dur))
+		}
 	case ModeArg:
 		if f.Mode != "" && f.Mode != info.Modes[0] {
 			b.WriteByte(':')
@@ -134,8 +140,10 @@ const maxBeat = 1 << 30
 const maxDur = 365 * 24 * time.Hour
 
 // ParseSchedule parses the text form of a schedule: faults separated by commas, each written
-// kind@beat with an optional ":arg" (diskfull@12:4096, torn@3:garbage). Spaces around faults are
-// allowed. The empty string is the empty schedule. Errors are *SyntaxError values.
+// kind@beat with an optional ":arg" (diskfull@12:4096, torn@3:garbage, power@5:subset), a
+// duration for the kinds that take one (lease@20+45s) or may (diskfull@12:4096+1m). Spaces
+// around faults are allowed. The empty string is the empty schedule. Errors are *SyntaxError
+// values.
 func ParseSchedule(text string) (Schedule, error) {
 	var s Schedule
 	if strings.TrimSpace(text) == "" {
@@ -204,6 +212,18 @@ func parseFault(text string, at int, part string) (Fault, error) {
 		}
 		f.Dur = d
 		return f, nil
+	}
+	if info.Lasts {
+		if plus := strings.IndexByte(rest, '+'); plus >= 0 {
+			d, err := time.ParseDuration(rest[plus+1:])
+			if err != nil || d <= 0 || d > maxDur {
+				return fail(off+plus+1, "%s wants a positive duration after +, such as 1m or 2h, not %q", kind, rest[plus+1:])
+			}
+			f.Dur, rest = d, rest[:plus]
+			if rest == "" {
+				return f, nil // diskfull@K+DUR: no byte fits
+			}
+		}
 	}
 	if rest[0] != ':' {
 		return fail(off, "unexpected %q after the beat number", rest[:1])

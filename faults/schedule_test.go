@@ -20,6 +20,9 @@ func TestParseSchedule(t *testing.T) {
 		{"kill@4,kill@9", "kill@4,kill@9", faults.Schedule{{Kind: faults.Kill, Beat: 4}, {Kind: faults.Kill, Beat: 9}}},
 		{"diskfull@12:4096", "diskfull@12:4096", faults.Schedule{{Kind: faults.DiskFull, Beat: 12, Bytes: 4096}}},
 		{"diskfull@12", "diskfull@12:0", faults.Schedule{{Kind: faults.DiskFull, Beat: 12}}},
+		{"diskfull@12:4096+1m", "diskfull@12:4096+1m", faults.Schedule{{Kind: faults.DiskFull, Beat: 12, Bytes: 4096, Dur: time.Minute}}},
+		{"diskfull@12+90s", "diskfull@12:0+1m30s", faults.Schedule{{Kind: faults.DiskFull, Beat: 12, Dur: 90 * time.Second}}},
+		{"power@5:subset,power@9:fsynced", "power@5:subset,power@9", faults.Schedule{{Kind: faults.Power, Beat: 5, Mode: "subset"}, {Kind: faults.Power, Beat: 9}}},
 		{"torn@3:garbage, fsyncfail@8", "torn@3:garbage,fsyncfail@8", faults.Schedule{{Kind: faults.Torn, Beat: 3, Mode: "garbage"}, {Kind: faults.FsyncFail, Beat: 8}}},
 		{"torn@3:prefix", "torn@3", faults.Schedule{{Kind: faults.Torn, Beat: 3}}},
 		{"corrupt@0", "corrupt@0", faults.Schedule{{Kind: faults.Corrupt, Beat: 0}}},
@@ -71,6 +74,13 @@ func TestParseScheduleErrorsPointAtTheProblem(t *testing.T) {
 		{"lease@20+-5s", 10, "positive duration"},
 		{"switch@4:x", 10, "worker number"},
 		{"kill@4+5s", 7, `unexpected "+"`},
+		{"diskfull@3:10+soon", 15, "diskfull wants a positive duration"},
+		{"kill@1,diskfull@3:10+0s", 22, "diskfull wants a positive duration"},
+		{"diskfull@3+", 12, "diskfull wants a positive duration"},
+		{"diskfull@3:x+1m", 12, "wants a byte count"},
+		{"diskfull@3:10+1m+1m", 15, "diskfull wants a positive duration"},
+		{"power@3:most", 9, `power mode "most" is not one of fsynced, subset`},
+		{"power@3+1m", 8, `unexpected "+"`},
 	} {
 		_, err := faults.ParseSchedule(tc.in)
 		var se *faults.SyntaxError
@@ -90,7 +100,7 @@ func TestParseScheduleErrorsPointAtTheProblem(t *testing.T) {
 // FuzzParseSchedule checks that the parser never panics and that whatever it accepts
 // round-trips through its canonical text.
 func FuzzParseSchedule(f *testing.F) {
-	for _, s := range []string{"power@17", "kill@4,kill@9", "diskfull@12:4096", "torn@3:garbage", " kill@1 , power@2", "corrupt@0", "x@", "@@", "kill@4,,", "diskfull@1:", "lease@2+45s", "lease@2+1h30m", "switch@3:1", "model-hang@4"} {
+	for _, s := range []string{"power@17", "kill@4,kill@9", "diskfull@12:4096", "torn@3:garbage", " kill@1 , power@2", "corrupt@0", "x@", "@@", "kill@4,,", "diskfull@1:", "lease@2+45s", "lease@2+1h30m", "switch@3:1", "model-hang@4", "diskfull@3:7+1m", "diskfull@3+2h", "power@4:subset"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -116,6 +126,23 @@ func FuzzParseSchedule(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Every kind's written form (as chaoskit faults lists it) names its optional parts.
+func TestKindForms(t *testing.T) {
+	want := map[faults.Kind]string{
+		faults.Kill:     "kill@N",
+		faults.Power:    "power@N[:subset]",
+		faults.Torn:     "torn@N[:garbage]",
+		faults.DiskFull: "diskfull@N:BYTES[+DURATION]",
+		faults.Lease:    "lease@N+DURATION",
+		faults.Switch:   "switch@N[:WORKER]",
+	}
+	for _, k := range faults.Kinds() {
+		if w, ok := want[k.Kind]; ok && k.Form() != w {
+			t.Errorf("%s: Form() = %q, want %q", k.Kind, k.Form(), w)
+		}
+	}
 }
 
 func TestParseKinds(t *testing.T) {
@@ -147,6 +174,9 @@ func TestValidate(t *testing.T) {
 		{faults.Schedule{{Kind: faults.Lease, Beat: 3}}, "positive duration"},
 		{faults.Schedule{{Kind: "meteor", Beat: 3}}, `unknown fault kind "meteor"`},
 		{faults.Schedule{{Kind: faults.Kill, Beat: 3, Bytes: 7}}, "an argument its kind does not take"},
+		{faults.Schedule{{Kind: faults.DiskFull, Beat: 3, Bytes: 7, Dur: time.Minute}, {Kind: faults.Power, Beat: 4, Mode: "subset"}}, ""},
+		{faults.Schedule{{Kind: faults.Kill, Beat: 3, Dur: time.Minute}}, "an argument its kind does not take"},
+		{faults.Schedule{{Kind: faults.Power, Beat: 3, Mode: "garbage"}}, `mode "garbage" is not one of fsynced, subset`},
 	} {
 		err := tc.s.Validate()
 		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {

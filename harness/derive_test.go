@@ -47,18 +47,25 @@ func pair(t testing.TB, v reference.Variant, opts harness.Options) (derived, rer
 
 // A crash state derived from the golden recording is the state a re-run of the prefix reaches:
 // every exhaustive case gives the same report either way, for the correct agent and for
-// variants whose recoveries take other paths.
+// variants whose recoveries take other paths. The storage kinds include power losses that keep
+// a subset of what was not fsynced, whose draw depends on the seed and the beat alone.
 func TestDerivedCrashStatesEqualReRuns(t *testing.T) {
 	for _, v := range []reference.Variant{reference.Correct, reference.ActThenSave, reference.NoDirsync, reference.MetaDrift, reference.NoChecksum} {
 		d, r := pair(t, v, harness.Options{Seed: 5})
-		n := 0
+		n, subsets := 0, 0
 		for _, s := range schedules(t, d, campaign.Options{}) {
 			if got, want := reportJSON(t, d.Run(s)), reportJSON(t, r.Run(s)); got != want {
 				t.Fatalf("%s under %s:\nderived: %s\nre-run:  %s", v, s, got, want)
 			}
 			n++
+			if s[0].Kind == faults.Power && s[0].Mode == "subset" {
+				subsets++
+			}
 		}
-		t.Logf("%s: %d cases identical", reference.New(v, reference.Onboarding()).Name(), n)
+		if subsets == 0 {
+			t.Fatalf("%s: no power@K:subset case was listed", v)
+		}
+		t.Logf("%s: %d cases identical, %d of them power@K:subset", reference.New(v, reference.Onboarding()).Name(), n, subsets)
 	}
 }
 
@@ -73,8 +80,14 @@ func TestDerivedEqualsReRunForMultiFaultSchedules(t *testing.T) {
 		beat := rapid.IntRange(0, 20).Draw(rt, "first")
 		for i := 0; i < n; i++ {
 			f := faults.Fault{Kind: rapid.SampledFrom(kinds).Draw(rt, "kind"), Beat: beat}
-			if f.Kind == faults.DiskFull {
+			switch f.Kind {
+			case faults.DiskFull:
 				f.Bytes = int64(rapid.IntRange(0, 300).Draw(rt, "bytes"))
+				f.Dur = rapid.SampledFrom([]time.Duration{0, time.Second, time.Minute}).Draw(rt, "for")
+			case faults.Power:
+				f.Mode = rapid.SampledFrom([]string{"", "subset"}).Draw(rt, "mode")
+			case faults.Torn:
+				f.Mode = rapid.SampledFrom([]string{"", "garbage"}).Draw(rt, "mode")
 			}
 			s = append(s, f)
 			beat += 1 + rapid.IntRange(0, 60).Draw(rt, "gap")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/chaoskit/chaoskit/harness"
@@ -166,11 +167,13 @@ type proc struct {
 // Run works on the run until it is over, resuming it from the disk. A worker works only while
 // it holds the run's lease; without it, it waits, and takes over once the lease expires. At an
 // asynchronous step or an approval it records that it waits, releases the lease, and waits for
-// the message like any other worker.
+// the message like any other worker. On a full disk it lets the run go and waits for space,
+// backing off, then takes the run up again from the disk (see waitForSpace).
 func (a *Agent) Run(ctx context.Context, e *harness.Env) (any, error) {
 	env := a.wrapEnv(e)
 	p := &proc{a: a, env: env, fs: env.FS()}
 	defer p.drop()
+	full := 0 // the waits for space since the disk last had room for a whole session
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -203,15 +206,38 @@ func (a *Agent) Run(ctx context.Context, e *harness.Env) (any, error) {
 			return p.st.result(), nil
 		case errors.Is(err, errLost):
 			p.drop()
+			full = 0
 		case errors.Is(err, errWaiting):
 			if err := env.Release(ctx, p.lease); err != nil {
 				return nil, err
 			}
 			p.drop()
+			full = 0
+		case errors.Is(err, syscall.ENOSPC) && full < fullWaits:
+			full++
+			if err := p.waitForSpace(ctx, full); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, err
 		}
 	}
+}
+
+// waitForSpace waits, the try-th time in a row, for a full disk to have space again. A restart
+// would find the disk as full (a full disk is the machine's, not the process's), so failing
+// would only crash-loop; and retrying at once would spin. The worker gives the lease up (another
+// may take the run meanwhile), sleeps, doubling the pause each time up to fullPauseMax, and
+// then takes the run up again from the disk exactly as after a crash: the record that did not
+// fit is a damaged tail of the log, which recovery continues past with an epoch record, and a
+// pending intent is reconciled by its key. After fullWaits waits it gives up with the error
+// (Run returns it): a disk that stays full is not something to wait out for ever.
+func (p *proc) waitForSpace(ctx context.Context, try int) error {
+	if err := p.env.Release(ctx, p.lease); err != nil {
+		return err
+	}
+	p.drop()
+	return p.env.Sleep(ctx, min(fullPause<<(try-1), fullPauseMax))
 }
 
 func (s State) result() Result {

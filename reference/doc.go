@@ -18,7 +18,9 @@
 // On restart it reads the snapshot (if whole and not ahead of the log), replays the log after
 // it, continues past a torn tail with an epoch record, stops with ErrCorrupt on damage in the
 // middle, rebuilds a missing or stale snapshot, and retries a pending intent with its recorded
-// key, which the tool deduplicates.
+// key, which the tool deduplicates. On a full disk it neither fails (a restart would find the
+// disk as full) nor retries at once: it gives the lease up, waits with a growing pause in
+// virtual time, and takes the run up again from the disk as after a crash.
 //
 // agent.go reads as that algorithm, top to bottom; store.go keeps the log and the snapshot,
 // wal.go frames the records, state.go folds them.

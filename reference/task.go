@@ -53,6 +53,9 @@ const (
 	keyTTL        = time.Hour        // how long the tools remember an idempotency key
 	backgroundFor = 10 * time.Minute // a background check completes after this
 	approvalAfter = 52 * time.Hour   // finance approves after a weekend
+	fullPause     = time.Second      // the first wait for space on a full disk; each next doubles
+	fullPauseMax  = time.Minute      // the longest wait for space
+	fullWaits     = 10               // waits for space in a row before giving up: about 5 minutes
 )
 
 // tools returns the tools of the tasks, with their contracts and timing; reject makes the

@@ -54,7 +54,7 @@ type VariantInfo struct {
 var variantTable = []VariantInfo{
 	{
 		Variant: Correct,
-		Bug:     "none: intent before act, stable idempotency keys, checksummed log, fsync of files and directories",
+		Bug:     "none: intent before act, stable idempotency keys, checksummed log, fsync of files and directories, waits out a full disk",
 	},
 	{
 		Variant:  InMemory,

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process/client"
@@ -110,35 +111,51 @@ func orders(c *client.Client, mode string) {
 			fail(err)
 		}
 		cp.Filed, cp.Next = append(cp.Filed, r.ID), i+1
-		save(path, cp, mode != "no-fsync")
+		// A full disk is waited out: the write is retried every 10s of virtual time.
+		for err := save(path, cp, mode != "no-fsync"); err != nil; err = save(path, cp, mode != "no-fsync") {
+			if !errors.Is(err, syscall.ENOSPC) {
+				fail(err)
+			}
+			must(c.Sleep(10 * time.Second))
+		}
 		must(c.Mark(fmt.Sprintf("po %d filed", i)))
 	}
 	must(c.Done(map[string]any{"filed": len(cp.Filed)}))
 }
 
-func save(path string, cp checkpoint, fsync bool) {
+// save writes cp to path through a temporary file, fsynced (with fsync) before and after the
+// rename.
+func save(path string, cp checkpoint, fsync bool) error {
 	b, _ := json.Marshal(cp)
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
-		fail(err)
+		return err
 	}
+	defer f.Close()
 	if _, err := f.Write(b); err != nil {
-		fail(err)
+		return err
 	}
 	if fsync {
-		must(f.Sync())
-	}
-	must(f.Close())
-	must(os.Rename(tmp, path))
-	if fsync {
-		d, err := os.Open(filepath.Dir(path))
-		if err != nil {
-			fail(err)
+		if err := f.Sync(); err != nil {
+			return err
 		}
-		must(d.Sync())
-		d.Close()
 	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	if !fsync {
+		return nil
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // tour makes every request of the protocol once and sends what came back as its result.
