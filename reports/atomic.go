@@ -1,8 +1,10 @@
 package reports
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -14,9 +16,18 @@ import (
 // ".BASE.tmp"), fsyncs it, renames it over path and fsyncs the directory, so that the rename
 // itself survives a power loss. Errors name path and wrap the cause.
 func WriteAtomic(fsys afero.Fs, path string, data []byte) error {
+	return WriteAtomicFunc(fsys, path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomicFunc is WriteAtomic of what write writes, which it writes through a buffer: a file
+// too large to hold in memory is written as safely. If write fails, path keeps its old content.
+func WriteAtomicFunc(fsys afero.Fs, path string, write func(w io.Writer) error) error {
 	dir := filepath.Dir(path)
 	tmp := filepath.Join(dir, "."+filepath.Base(path)+".tmp")
-	err := writeSynced(fsys, tmp, data)
+	err := writeSynced(fsys, tmp, write)
 	if err == nil {
 		err = fsys.Rename(tmp, path)
 	}
@@ -30,13 +41,17 @@ func WriteAtomic(fsys afero.Fs, path string, data []byte) error {
 	return nil
 }
 
-// writeSynced creates or truncates name, writes data to it and fsyncs it.
-func writeSynced(fsys afero.Fs, name string, data []byte) error {
+// writeSynced creates or truncates name, writes to it what write writes and fsyncs it.
+func writeSynced(fsys afero.Fs, name string, write func(w io.Writer) error) error {
 	f, err := fsys.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	bw := bufio.NewWriterSize(f, 64<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
 	if err == nil {
 		err = f.Sync()
 	}

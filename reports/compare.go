@@ -84,18 +84,19 @@ func num3(x float64) string { return strconv.FormatFloat(round3(x), 'f', -1, 64)
 func Compare(baseline, current *Report, opts CompareOptions) []Regression {
 	var out []Regression
 	now := map[string]*TargetSummary{}
-	sums := current.summaries()
+	sums, _ := current.summaries()
 	for i := range sums {
 		now[sums[i].Target] = &sums[i]
 	}
-	for _, old := range baseline.summaries() {
+	olds, kinds := baseline.summaries()
+	for _, old := range olds {
 		cur, ok := now[old.Target]
 		if !ok {
 			out = append(out, Regression{Target: old.Target, Missing: true})
 			continue
 		}
 		out = append(out, compareStats(old.Target, "", &old.Stats, &cur.Stats, opts)...)
-		for _, kind := range baseline.kinds() {
+		for _, kind := range kinds {
 			o, ok := old.ByFault[kind]
 			if !ok {
 				continue

@@ -1,8 +1,6 @@
 package reports
 
 import (
-	"bytes"
-	"fmt"
 	"io"
 	"path/filepath"
 	"slices"
@@ -18,13 +16,7 @@ type dirFile struct {
 
 // dirFiles are the files of a report directory, the contract first.
 var dirFiles = []dirFile{
-	{"json", "report.json", func(r *Report, w io.Writer) error {
-		b, err := r.Marshal()
-		if err == nil {
-			_, err = w.Write(b)
-		}
-		return err
-	}},
+	{"json", "report.json", (*Report).WriteJSON},
 	{"md", "summary.md", (*Report).Markdown},
 	{"junit", "junit.xml", (*Report).JUnit},
 	{"html", "report.html", (*Report).HTML},
@@ -62,13 +54,7 @@ func WriteDir(fsys afero.Fs, dir string, r *Report, formats []string) ([]string,
 			continue
 		}
 		path := filepath.Join(dir, f.name)
-		var buf bytes.Buffer
-		err := f.write(r, &buf)
-		if err != nil {
-			err = fmt.Errorf("rendering %s: %w", path, err)
-		} else {
-			err = WriteAtomic(fsys, path, buf.Bytes())
-		}
+		err := WriteAtomicFunc(fsys, path, func(w io.Writer) error { return f.write(r, w) })
 		if err == nil {
 			written = append(written, path)
 		} else if first == nil {

@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"io"
@@ -32,12 +31,14 @@ const (
 // (the beat where a fault fired marked, each process in its own colour), and the replay command.
 // Every string from the report is escaped. The output is a pure function of r.
 func (r *Report) HTML(w io.Writer) error {
-	var b bytes.Buffer
-	if err := htmlPage.Execute(&b, r.htmlData()); err != nil {
+	d, err := r.htmlData()
+	if err != nil {
+		return err
+	}
+	if err := htmlPage.Execute(w, d); err != nil {
 		return fmt.Errorf("rendering HTML report: %w", err)
 	}
-	_, err := w.Write(b.Bytes())
-	return err
+	return nil
 }
 
 // htmlReport is what the page template shows.
@@ -92,13 +93,17 @@ type traceRow struct {
 	Skipped string
 }
 
-func (r *Report) htmlData() htmlReport {
-	targets := r.targets()
-	d := htmlReport{Report: r, Campaign: r.campaignLine(), Totals: r.totals(), Targets: len(targets),
-		Summary: targetTable(targets), ByKind: kindTable(r.byKind())}
+func (r *Report) htmlData() (htmlReport, error) {
+	v, err := r.view(htmlCasesPerTarget)
+	if err != nil {
+		return htmlReport{}, err
+	}
+	targets := v.targets
+	d := htmlReport{Report: r, Campaign: r.campaignLine(), Totals: v.totals, Targets: len(targets),
+		Summary: targetTable(targets), ByKind: kindTable(v.byKind)}
 	d.Headline = failedLine(&d.Totals, targets)
-	d.KindCharts = kindCharts(targets, r.kinds())
-	d.WorkLost, d.Duplicates = workLostChart(r.Cases), duplicatesChart(r.Cases)
+	d.KindCharts = kindCharts(targets, v.kinds)
+	d.WorkLost, d.Duplicates = workLostChart(v.workLost), duplicatesChart(v.dupByTool)
 	for i, t := range targets {
 		v := htmlVerdict{Target: t.Target, Line: verdictLine(&t.Stats), Notes: targetNotes(t), Failed: t.Failed > 0}
 		if len(t.Problems) > 0 {
@@ -109,7 +114,7 @@ func (r *Report) htmlData() htmlReport {
 		d.Verdicts = append(d.Verdicts, v)
 	}
 	d.NoProblems = len(d.Problems) == 0
-	return d
+	return d, nil
 }
 
 func htmlTargetOf(i int, t *targetView) htmlTarget {
@@ -118,7 +123,7 @@ func htmlTargetOf(i int, t *targetView) htmlTarget {
 	for _, c := range shown {
 		ht.Cases = append(ht.Cases, htmlCaseOf(c))
 	}
-	if n := len(t.Problems) - len(shown); n > 0 {
+	if n := t.Failed + t.Unknown - len(shown); n > 0 {
 		ht.More = fmt.Sprintf("%d more not shown", n)
 	}
 	return ht

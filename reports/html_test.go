@@ -44,7 +44,7 @@ func TestHTMLSelfContained(t *testing.T) {
 func TestHTMLCases(t *testing.T) {
 	r := demoReport(t)
 	_, page := writeHTML(t, r)
-	for _, ts := range r.targets() {
+	for _, ts := range mustView(t, r).targets {
 		section := sectionOf(page, ts.Target)
 		if len(ts.Problems) == 0 {
 			if section != "" {
@@ -224,14 +224,14 @@ func TestHTMLKindChart(t *testing.T) {
 	add("lease", 519, 7)
 	add("model-ratelimit", 8, 0)
 	r.Summarize(nil)
-	charts := kindCharts(r.targets(), r.kinds())
+	charts := kindCharts(mustView(t, r).targets, mustView(t, r).kinds)
 	if len(charts) != 1 {
 		t.Fatalf("%d per-kind charts for one target", len(charts))
 	}
 	c := charts[0]
 	var rows []float64
 	for _, l := range c.Labels {
-		if slices.Contains(r.kinds(), l.Text) {
+		if slices.Contains(mustView(t, r).kinds, l.Text) {
 			rows = append(rows, l.Y)
 		}
 	}

@@ -20,16 +20,48 @@ import (
 // "unknown" with the reason; a case that passed by stopping loudly on an unrecoverable fault, or
 // by refusing to go on, says so in its <system-out>. Times are in seconds, from the report's
 // wall-clock durations.
+//
+// It reads r's cases twice, keeping none: once to count them, and once to write them.
 func (r *Report) JUnit(w io.Writer) error {
+	v, err := r.view(0)
+	if err != nil {
+		return err
+	}
+	// The first pass counts each target's cases and checks that they come grouped by target, in
+	// the order of the suites: then a second pass writes them all; otherwise one pass per suite.
+	suites := make([]junitSuite, len(v.targets))
+	at := map[string]int{}
+	for i, t := range v.targets {
+		suites[i].Name = t.Target
+		at[t.Target] = i
+	}
+	grouped, last := true, 0
+	err = r.Each(func(c *Case) error {
+		i := at[c.Target]
+		grouped = grouped && i >= last
+		last = i
+		s := &suites[i]
+		s.Tests++
+		switch c.Verdict {
+		case oracle.Pass:
+		case oracle.Fail:
+			s.Failures++
+		default:
+			s.Errors++
+		}
+		s.ms += c.DurationMs
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	doc := junitSuites{Name: "chaoskit"}
 	var caseMs float64
-	for _, t := range r.targets() {
-		s := junitSuiteOf(t)
+	for _, s := range suites {
 		doc.Tests += s.Tests
 		doc.Failures += s.Failures
 		doc.Errors += s.Errors
 		caseMs += s.ms
-		doc.Suites = append(doc.Suites, s)
 	}
 	doc.Time = seconds(cmp.Or(r.DurationMs, caseMs)) // the campaign's wall-clock time, when the report has it
 	if _, err := io.WriteString(w, xml.Header); err != nil {
@@ -37,32 +69,100 @@ func (r *Report) JUnit(w io.Writer) error {
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	top := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: attrs("name", doc.Name, "tests", doc.Tests,
+		"failures", doc.Failures, "errors", doc.Errors, "time", doc.Time)}
+	if err := enc.EncodeToken(top); err != nil {
 		return fmt.Errorf("writing JUnit XML: %w", err)
 	}
-	_, err := io.WriteString(w, "\n")
+	open := -1 // the suite whose element is open
+	openSuite := func(i int) error {
+		if open >= 0 {
+			if err := enc.EncodeToken(xml.EndElement{Name: xml.Name{Local: "testsuite"}}); err != nil {
+				return err
+			}
+		}
+		for open++; open <= i; open++ {
+			s := &suites[open]
+			start := xml.StartElement{Name: xml.Name{Local: "testsuite"}, Attr: attrs("name", s.Name, "tests", s.Tests,
+				"failures", s.Failures, "errors", s.Errors, "skipped", s.Skipped, "time", seconds(s.ms))}
+			if err := enc.EncodeToken(start); err != nil {
+				return err
+			}
+			if open < i {
+				if err := enc.EncodeToken(start.End()); err != nil {
+					return err
+				}
+			}
+		}
+		open = i
+		return nil
+	}
+	testcase := xml.StartElement{Name: xml.Name{Local: "testcase"}}
+	writeCase := func(c *Case) error { return enc.EncodeElement(junitCaseOf(c), testcase) }
+	if grouped {
+		err = r.Each(func(c *Case) error {
+			if i := at[c.Target]; i != open {
+				if err := openSuite(i); err != nil {
+					return err
+				}
+			}
+			return writeCase(c)
+		})
+	} else {
+		for i := range suites {
+			if err = openSuite(i); err != nil {
+				break
+			}
+			err = r.Each(func(c *Case) error {
+				if c.Target != suites[i].Name {
+					return nil
+				}
+				return writeCase(c)
+			})
+			if err != nil {
+				break
+			}
+		}
+	}
+	if err == nil && open < len(suites)-1 {
+		err = openSuite(len(suites) - 1) // and those before it, with no cases
+	}
+	if err == nil && open >= 0 {
+		err = enc.EncodeToken(xml.EndElement{Name: xml.Name{Local: "testsuite"}})
+	}
+	if err == nil {
+		err = enc.EncodeToken(top.End())
+	}
+	if err == nil {
+		err = enc.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("writing JUnit XML: %w", err)
+	}
+	_, err = io.WriteString(w, "\n")
 	return err
 }
 
+// attrs returns XML attributes from names and values, in order.
+func attrs(pairs ...any) []xml.Attr {
+	var out []xml.Attr
+	for i := 0; i < len(pairs); i += 2 {
+		out = append(out, xml.Attr{Name: xml.Name{Local: pairs[i].(string)}, Value: fmt.Sprint(pairs[i+1])})
+	}
+	return out
+}
+
+// junitSuites and junitSuite are the attributes of <testsuites> and <testsuite>.
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	Name                    string
+	Tests, Failures, Errors int
+	Time                    string
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
-	ms       float64
+	Name                             string
+	Tests, Failures, Errors, Skipped int
+	ms                               float64
 }
 
 type junitCase struct {
@@ -79,24 +179,6 @@ type junitProblem struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
 	Text    string `xml:",chardata"`
-}
-
-func junitSuiteOf(t *targetView) junitSuite {
-	s := junitSuite{Name: t.Target}
-	for _, c := range t.Cases {
-		jc := junitCaseOf(c)
-		s.Tests++
-		if jc.Failure != nil {
-			s.Failures++
-		}
-		if jc.Error != nil {
-			s.Errors++
-		}
-		s.ms += c.DurationMs
-		s.Cases = append(s.Cases, jc)
-	}
-	s.Time = seconds(s.ms)
-	return s
 }
 
 func junitCaseOf(c *Case) junitCase {

@@ -16,15 +16,18 @@ const markdownCasesPerTarget = 5
 // the first few of them with their first violation and the command that replays them. The output
 // is a pure function of r.
 func (r *Report) Markdown(w io.Writer) error {
+	v, err := r.view(markdownCasesPerTarget)
+	if err != nil {
+		return err
+	}
 	var b strings.Builder
-	targets := r.targets()
-	total := r.totals()
-	fmt.Fprintf(&b, "# chaoskit report\n\n%s\n\n**%s**\n\n", mdText(r.campaignLine()), mdText(totalsLine(&total, len(targets))))
+	targets, total := v.targets, &v.totals
+	fmt.Fprintf(&b, "# chaoskit report\n\n%s\n\n**%s**\n\n", mdText(r.campaignLine()), mdText(totalsLine(total, len(targets))))
 	b.WriteString("## Targets\n\n")
 	writeMarkdownTable(&b, targetTable(targets))
 	writeMarkdownNotes(&b, targets)
 	b.WriteString("\n## By fault kind\n\n")
-	writeMarkdownTable(&b, kindTable(r.byKind()))
+	writeMarkdownTable(&b, kindTable(v.byKind))
 	b.WriteString("\n## Failures\n")
 	if total.Failed+total.Unknown == 0 {
 		b.WriteString("\nNone: every case passed.\n")
@@ -32,7 +35,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	for _, t := range targets {
 		writeMarkdownProblems(&b, t)
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err = io.WriteString(w, b.String())
 	return err
 }
 
@@ -94,7 +97,7 @@ func writeMarkdownProblems(b *strings.Builder, t *targetView) {
 		}
 		fmt.Fprintf(b, "\\\n  replay: %s\n", mdCode(c.Repro))
 	}
-	if more := moreNotShown(len(t.Problems), len(shown)); more != "" {
+	if more := moreNotShown(t.Failed+t.Unknown, len(shown)); more != "" {
 		fmt.Fprintf(b, "- %s\n", more)
 	}
 }

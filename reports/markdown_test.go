@@ -41,7 +41,7 @@ func TestMarkdownTables(t *testing.T) {
 		}
 	}
 	// A header and a rule for each table, a row per target and a row per fault kind.
-	if want := 4 + len(r.Summary.Targets) + len(r.kinds()); rows != want {
+	if want := 4 + len(r.Summary.Targets) + len(mustView(t, r).kinds); rows != want {
 		t.Errorf("tables have %d rows, want %d", rows, want)
 	}
 	if !strings.Contains(md, `| weird\|\<b\>&"target" | `) {
@@ -58,7 +58,7 @@ func TestMarkdownFailures(t *testing.T) {
 	}
 	sections := strings.Split(failures, "\n### ")[1:]
 	withProblems := 0
-	for _, ts := range r.targets() {
+	for _, ts := range mustView(t, r).targets {
 		if len(ts.Problems) > 0 {
 			withProblems++
 		}

@@ -16,79 +16,174 @@ import (
 // target, which cases are shown and in what order, how a case is summed up in one line, and the
 // columns of the summary tables.
 
-// targetView is one target's summary together with its cases.
+// targetView is one target's summary together with the first of its problem cases.
 type targetView struct {
 	TargetSummary
-	Cases    []*Case // every case of the target, in run order
-	Problems []*Case // the failed cases, then the unknown ones, each in run order
+	// Problems are the first of the target's failed cases, then of its unknown ones, in the
+	// order problems gives, as many as the view shows.
+	Problems []*Case
+	problems problemList
+	// whys counts the target's cases by a property they could not check and why not.
+	whys map[string]map[string]int
 }
 
-// targets groups r's cases by target, in the order of r.Summary, then of first appearance for
-// any target the summary lacks.
-func (r *Report) targets() []*targetView {
-	var views []*targetView
+// view is what the renderers show of a report, gathered in one pass over its cases, so that
+// a report of any size renders in memory that depends on its targets and fault kinds, not on
+// its cases.
+type view struct {
+	targets   []*targetView // in the order of the summary, then of first appearance
+	kinds     []string      // the options' fault kinds, then any other kind found, sorted
+	byKind    []kindStats   // over every target, in the order of kinds
+	totals    Stats         // over every case
+	workLost  map[int]int   // cases by the work they lost, in beats
+	dupByTool map[string]int
+	caseMs    float64 // the cases' wall-clock times, summed
+}
+
+// view reads r's cases once and returns what the renderers show, keeping up to shown problem
+// cases per target. A target the summary lacks (all of them when r was never summarised) gets a
+// summary computed from its cases.
+func (r *Report) view(shown int) (*view, error) {
+	v := &view{workLost: map[int]int{}, dupByTool: map[string]int{}}
 	index := map[string]*targetView{}
-	for _, t := range r.summaries() {
-		v := &targetView{TargetSummary: t}
-		views = append(views, v)
-		index[t.Target] = v
+	computed := map[string]bool{}
+	for _, t := range r.Summary.Targets {
+		tv := &targetView{TargetSummary: t}
+		v.targets = append(v.targets, tv)
+		index[t.Target] = tv
 	}
-	for i := range r.Cases {
-		v := index[r.Cases[i].Target]
-		v.Cases = append(v.Cases, &r.Cases[i])
+	kinds := map[string]*Stats{}
+	var extra []string
+	for _, k := range r.Options.Faults {
+		kinds[k] = &Stats{}
 	}
-	for _, v := range views {
-		v.Problems = problems(v.Cases)
+	err := r.Each(func(c *Case) error {
+		t := index[c.Target]
+		if t == nil {
+			t = &targetView{TargetSummary: TargetSummary{Target: c.Target, ByFault: map[string]Stats{}}}
+			v.targets = append(v.targets, t)
+			index[c.Target], computed[c.Target] = t, true
+		}
+		if computed[c.Target] {
+			t.add(c)
+		}
+		if shown > 0 {
+			t.problems.add(c, shown)
+		}
+		for _, n := range c.NotChecked {
+			p, why, _ := strings.Cut(n, ":")
+			if t.whys == nil {
+				t.whys = map[string]map[string]int{}
+			}
+			if t.whys[p] == nil {
+				t.whys[p] = map[string]int{}
+			}
+			t.whys[p][strings.TrimSpace(why)]++
+		}
+		for _, k := range c.Kinds() {
+			s := kinds[k]
+			if s == nil {
+				s = &Stats{}
+				kinds[k] = s
+				extra = append(extra, k)
+			}
+			s.Add(c)
+		}
+		v.totals.Add(c)
+		v.workLost[c.WorkLostBeats]++
+		for tool, n := range c.DuplicatesByTool {
+			v.dupByTool[tool] += n
+		}
+		v.caseMs += c.DurationMs
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return views
+	for _, t := range v.targets {
+		t.Problems = t.problems.list(shown)
+	}
+	slices.Sort(extra)
+	v.kinds = append(slices.Clone(r.Options.Faults), extra...)
+	for _, k := range v.kinds {
+		v.byKind = append(v.byKind, kindStats{Kind: k, Stats: *kinds[k]})
+	}
+	return v, nil
 }
 
 // summaries returns r.Summary.Targets, followed by a summary computed from the cases of every
-// target it lacks (all of them when r was never summarised).
-func (r *Report) summaries() []TargetSummary {
-	have := map[string]bool{}
-	for _, t := range r.Summary.Targets {
-		have[t.Target] = true
-	}
-	if !slices.ContainsFunc(r.Cases, func(c Case) bool { return !have[c.Target] }) {
-		return r.Summary.Targets
-	}
-	computed := Report{Cases: r.Cases}
-	computed.Summarize(nil)
-	out := slices.Clone(r.Summary.Targets)
-	for _, t := range computed.Summary.Targets {
-		if !have[t.Target] {
-			out = append(out, t)
+// target it lacks (all of them when r was never summarised), and r's fault kinds (see view). A
+// report whose cases come from a Source is summarised by whoever made it: its summary and
+// options alone say it all, and its cases are not read.
+func (r *Report) summaries() ([]TargetSummary, []string) {
+	if r.Source != nil {
+		kinds := slices.Clone(r.Options.Faults)
+		var extra []string
+		for _, t := range r.Summary.Targets {
+			for k := range t.ByFault {
+				if !slices.Contains(kinds, k) && !slices.Contains(extra, k) {
+					extra = append(extra, k)
+				}
+			}
 		}
+		slices.Sort(extra)
+		return r.Summary.Targets, append(kinds, extra...)
+	}
+	v, _ := r.view(0) // cases in memory: no error
+	out := make([]TargetSummary, len(v.targets))
+	for i, t := range v.targets {
+		out[i] = t.TargetSummary
+	}
+	return out, v.kinds
+}
+
+// problemList gathers the cases that did not pass in the order a reader should see them:
+// failures before unknown cases, and, among each, the first case of every kind of problem (its
+// fault kinds and first violated property) before the cases that repeat one, each group in run
+// order. A list cut short after a few cases thus shows as many different problems as it can.
+type problemList struct {
+	groups [4][]*Case // first failures of their kind, repeats, and the same for unknowns
+	seen   map[string]bool
+}
+
+// add takes c into the list, keeping no more than shown cases of any group.
+func (l *problemList) add(c *Case, shown int) {
+	if c.Verdict == oracle.Pass {
+		return
+	}
+	g := 0
+	if c.Verdict != oracle.Fail {
+		g += 2
+	}
+	sig := signature(c)
+	if l.seen[sig] {
+		g++
+	}
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
+	l.seen[sig] = true
+	if len(l.groups[g]) < shown {
+		l.groups[g] = append(l.groups[g], c)
+	}
+}
+
+// list returns the first shown cases of the list.
+func (l *problemList) list(shown int) []*Case {
+	var out []*Case
+	for _, g := range l.groups {
+		out = append(out, g[:min(len(g), shown-len(out))]...)
 	}
 	return out
 }
 
-// problems returns the cases that did not pass, in the order a reader should see them: failures
-// before unknown cases, and, among each, the first case of every kind of problem (its fault kinds
-// and first violated property) before the cases that repeat one, each group in run order. A list
-// cut short after a few cases thus shows as many different problems as it can.
+// problems returns the cases of cases that did not pass, in the order of problemList.
 func problems(cases []*Case) []*Case {
-	var out []*Case
+	var l problemList
 	for _, c := range cases {
-		if c.Verdict != oracle.Pass {
-			out = append(out, c)
-		}
+		l.add(c, len(cases))
 	}
-	seen := map[string]bool{}
-	key := map[*Case]int{} // 0: first failure of its kind, 1: a repeat, 2 and 3: the same for unknowns
-	for _, c := range out {
-		sig := signature(c)
-		if c.Verdict != oracle.Fail {
-			key[c] += 2
-		}
-		if seen[sig] {
-			key[c]++
-		}
-		seen[sig] = true
-	}
-	slices.SortStableFunc(out, func(a, b *Case) int { return cmp.Compare(key[a], key[b]) })
-	return out
+	return l.list(len(cases))
 }
 
 // signature names the kind of problem c shows: its verdict, fault kinds and first property.
@@ -104,49 +199,6 @@ func signature(c *Case) string {
 type kindStats struct {
 	Kind string
 	Stats
-}
-
-// kinds returns the fault kinds of r: those of its options in their order, then any other kind
-// found in its cases, sorted.
-func (r *Report) kinds() []string {
-	kinds := slices.Clone(r.Options.Faults)
-	var extra []string
-	for i := range r.Cases {
-		for _, k := range r.Cases[i].Kinds() {
-			if !slices.Contains(kinds, k) && !slices.Contains(extra, k) {
-				extra = append(extra, k)
-			}
-		}
-	}
-	slices.Sort(extra)
-	return append(kinds, extra...)
-}
-
-// byKind totals r's cases per fault kind, over every target, in the order of r.kinds.
-func (r *Report) byKind() []kindStats {
-	kinds := r.kinds()
-	out := make([]kindStats, len(kinds))
-	at := map[string]int{}
-	for i, k := range kinds {
-		out[i].Kind = k
-		at[k] = i
-	}
-	for i := range r.Cases {
-		c := &r.Cases[i]
-		for _, k := range c.Kinds() {
-			out[at[k]].Add(c)
-		}
-	}
-	return out
-}
-
-// totals returns the totals over every case of r.
-func (r *Report) totals() Stats {
-	var s Stats
-	for i := range r.Cases {
-		s.Add(&r.Cases[i])
-	}
-	return s
 }
 
 // firstLine returns the first non-blank line of s, trimmed.
@@ -362,16 +414,7 @@ func verdictLine(s *Stats) string {
 // passed by refusing to go on; and the processes that failed on their own. It is empty when
 // there is nothing to say.
 func targetNotes(t *targetView) []string {
-	whys := map[string]map[string]int{} // property -> why -> cases
-	for _, c := range t.Cases {
-		for _, n := range c.NotChecked {
-			p, why, _ := strings.Cut(n, ":")
-			if whys[p] == nil {
-				whys[p] = map[string]int{}
-			}
-			whys[p][strings.TrimSpace(why)]++
-		}
-	}
+	whys := t.whys // property -> why -> cases
 	var notes []string
 	var order []string             // the ends of the notes on properties not checked, in order
 	props := map[string][]string{} // such an end -> the properties it is about

@@ -184,7 +184,7 @@ func TestReplaceSchedule(t *testing.T) {
 }
 
 func TestTargetNotes(t *testing.T) {
-	got := targetNotes(randomReport(t).targets()[0])
+	got := targetNotes(mustView(t, randomReport(t)).targets[0])
 	want := []string{
 		"bounded-work-lost not checked in 16 of 1500 cases: the target made no progress marks (call Env.Mark after each durable step) (15), a corruption destroyed durable progress, so redoing work is expected (1)",
 		"same-result, same-state not checked in 15 of 1500 cases: the run did not complete",
@@ -195,14 +195,15 @@ func TestTargetNotes(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("targetNotes =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if got := targetNotes(demoReport(t).targets()[0]); len(got) != 0 {
+	if got := targetNotes(mustView(t, demoReport(t)).targets[0]); len(got) != 0 {
 		t.Errorf("a target with nothing to note has notes %q", got)
 	}
 }
 
 func TestHeadlines(t *testing.T) {
 	r := randomReport(t)
-	total, targets := r.totals(), r.targets()
+	v := mustView(t, r)
+	total, targets := v.totals, v.targets
 	if got, want := failedLine(&total, targets), "7 cases failed across 1 target"; got != want {
 		t.Errorf("failedLine = %q, want %q", got, want)
 	}
@@ -213,7 +214,8 @@ func TestHeadlines(t *testing.T) {
 		t.Errorf("verdictLine = %q, want %q", got, want)
 	}
 	demo := demoReport(t)
-	total, targets = demo.totals(), demo.targets()
+	v = mustView(t, demo)
+	total, targets = v.totals, v.targets
 	if got := failedLine(&total, targets); !regexp.MustCompile(`^\d+ cases failed across 7 of 9 targets; \d+ could not be decided$`).MatchString(got) {
 		t.Errorf("failedLine of the demo = %q", got)
 	}

@@ -2,11 +2,7 @@ package reports
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
-	"io"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
@@ -28,6 +24,13 @@ type Report struct {
 	Summary    Summary     `json:"summary"`               // totals per target and per fault kind
 	Cases      []Case      `json:"cases"`                 // every case, in run order
 	DurationMs float64     `json:"duration_ms,omitempty"` // wall-clock time of the whole campaign
+
+	// Source, if set, yields the report's cases in place of Cases, for a report too large to
+	// hold them all in memory: it calls fn with each case in order (a case fn may keep), and
+	// returns the first error fn returns or that reading a case meets. Every method of Report
+	// reads the cases through Each, so it honours Source; encoding/json does not, so encode a
+	// report with Marshal or WriteJSON.
+	Source func(fn func(*Case) error) error `json:"-"`
 }
 
 // Options records how a campaign was run, so that it can be repeated.
@@ -218,37 +221,58 @@ func (s *Stats) Add(c *Case) {
 	}
 }
 
-// Summarize recomputes r.Summary from r.Cases, keeping targets in order of first appearance.
-// goldenBeats gives each target's golden beat count (missing targets get 0).
-func (r *Report) Summarize(goldenBeats map[string]int) {
+// Each calls fn with every case of r in order, from r.Source if it is set, else from r.Cases.
+// It stops at the first error, of fn or of reading a case, and returns it.
+func (r *Report) Each(fn func(*Case) error) error {
+	if r.Source != nil {
+		return r.Source(fn)
+	}
+	for i := range r.Cases {
+		if err := fn(&r.Cases[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// add counts c into t's totals and those of each of its fault kinds.
+func (t *TargetSummary) add(c *Case) {
+	t.Stats.Add(c)
+	for _, k := range c.Kinds() {
+		s := t.ByFault[k]
+		s.Add(c)
+		t.ByFault[k] = s
+	}
+}
+
+// Summarize recomputes r.Summary from r's cases (see Each), keeping targets in order of first
+// appearance. goldenBeats gives each target's golden beat count (missing targets get 0). It
+// returns the error of reading the cases, and leaves r.Summary as it was then.
+func (r *Report) Summarize(goldenBeats map[string]int) error {
 	var sum Summary
 	index := map[string]int{}
-	for i := range r.Cases {
-		c := &r.Cases[i]
+	err := r.Each(func(c *Case) error {
 		j, ok := index[c.Target]
 		if !ok {
 			j = len(sum.Targets)
 			index[c.Target] = j
 			sum.Targets = append(sum.Targets, TargetSummary{Target: c.Target, GoldenBeats: goldenBeats[c.Target], ByFault: map[string]Stats{}})
 		}
-		t := &sum.Targets[j]
-		t.Stats.Add(c)
-		for _, k := range c.Kinds() {
-			s := t.ByFault[k]
-			s.Add(c)
-			t.ByFault[k] = s
-		}
+		sum.Targets[j].add(c)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	r.Summary = sum
+	return nil
 }
 
-// Marshal encodes r as indented JSON with a trailing newline.
+// Marshal encodes r as indented JSON with a trailing newline; see WriteJSON.
 func (r *Report) Marshal() ([]byte, error) {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		return nil, fmt.Errorf("encoding report: %w", err)
+	if err := r.WriteJSON(&buf); err != nil {
+		return nil, err
 	}
 	return buf.Bytes(), nil
 }
@@ -259,51 +283,5 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 // WriteFile writes r to path as JSON, through a temporary file and a rename, fsyncing both the
 // file and its directory so that a crash leaves either the old report or the new one.
 func (r *Report) WriteFile(path string) error {
-	b, err := r.Marshal()
-	if err != nil {
-		return err
-	}
-	return WriteAtomic(afero.NewOsFs(), path, b)
-}
-
-// Load reads a report, refusing other schema versions and malformed files with an error that
-// names the file.
-func Load(path string) (*Report, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("loading report: %w", err)
-	}
-	defer f.Close()
-	r, err := Decode(f)
-	if err != nil {
-		return nil, fmt.Errorf("loading report %s: %w", path, err)
-	}
-	return r, nil
-}
-
-// Decode reads a report from rd; see Load.
-func Decode(rd io.Reader) (*Report, error) {
-	var head struct {
-		Schema *string `json:"schema"`
-	}
-	b, err := io.ReadAll(rd)
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, fmt.Errorf("not a chaoskit report: %w", err)
-	}
-	switch {
-	case head.Schema == nil:
-		return nil, fmt.Errorf("not a chaoskit report: no \"schema\" field")
-	case *head.Schema != Schema:
-		return nil, fmt.Errorf("report schema is %q; this chaoskit reads %q", *head.Schema, Schema)
-	}
-	var r Report
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("malformed %s report: %w", Schema, err)
-	}
-	return &r, nil
+	return WriteAtomicFunc(afero.NewOsFs(), path, r.WriteJSON)
 }

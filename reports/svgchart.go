@@ -240,25 +240,35 @@ func badCount(failed, unknown int) string {
 // beyond the 99th percentile when it would need more.
 const maxBins = 40
 
-// workLostChart draws a histogram of work_lost_beats over every case.
-func workLostChart(cases []Case) *chart {
-	if len(cases) == 0 {
+// workLostChart draws a histogram of work_lost_beats over every case, given the number of cases
+// by the beats they lost.
+func workLostChart(lost map[int]int) *chart {
+	values := slices.Sorted(maps.Keys(lost))
+	n := 0
+	for _, v := range values {
+		n += lost[v]
+	}
+	if n == 0 {
 		return nil
 	}
-	lost := make([]int, len(cases))
-	for i := range cases {
-		lost[i] = cases[i].WorkLostBeats
+	// p99 is the value at position n*99/100 of every case's value, sorted.
+	p99, below := values[len(values)-1], 0
+	for _, v := range values {
+		if below += lost[v]; below > n*99/100 {
+			p99 = v
+			break
+		}
 	}
-	slices.Sort(lost)
+	most := values[len(values)-1]
 	width := 1
-	for lost[len(lost)*99/100]/width+1 > maxBins {
+	for p99/width+1 > maxBins {
 		width = nextNice(width)
 	}
-	counts := make([]int, min(lost[len(lost)-1]/width+1, maxBins))
-	for _, v := range lost {
-		counts[min(v/width, len(counts)-1)]++
+	counts := make([]int, min(most/width+1, maxBins))
+	for _, v := range values {
+		counts[min(v/width, len(counts)-1)] += lost[v]
 	}
-	tail := lost[len(lost)-1]/width >= len(counts)
+	tail := most/width >= len(counts)
 	c := &chart{Title: "histogram of work lost beats over all cases", W: panelW * panelsPerRow, H: 300}
 	p := newPlot(62, 24, c.W-80, 220, slices.Max(counts))
 	p.vAxis(c, "cases")
@@ -293,13 +303,7 @@ func binName(i, width int, tail bool) string {
 
 // duplicatesChart draws the duplicate effect applications of every case, summed per tool, most
 // first; it returns nil when there are none.
-func duplicatesChart(cases []Case) *chart {
-	perTool := map[string]int{}
-	for i := range cases {
-		for tool, n := range cases[i].DuplicatesByTool {
-			perTool[tool] += n
-		}
-	}
+func duplicatesChart(perTool map[string]int) *chart {
 	if len(perTool) == 0 {
 		return nil
 	}

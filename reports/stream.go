@@ -1,0 +1,331 @@
+package reports
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// This file reads and writes report.json a case at a time, so that a report of a million cases
+// never needs them all in memory: WriteJSON writes what Marshal would, and a Reader reads it
+// back, its head (everything but the cases) first.
+
+// casesKey is how the field of the cases starts in the indented encoding of a report: a field
+// of the top-level object, which alone sits at an indent of two spaces.
+const casesKey = "\n  \"cases\": "
+
+// WriteJSON writes r as indented JSON with a trailing newline, its cases read one at a time
+// (see Each): the same bytes as encoding/json's indented encoding of r with every case in
+// Cases. It returns the first error, of reading a case or of writing.
+func (r *Report) WriteJSON(w io.Writer) error {
+	head := *r
+	head.Cases, head.Source = nil, nil
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(&head); err != nil {
+		return fmt.Errorf("encoding report: %w", err)
+	}
+	b := buf.Bytes()
+	at := bytes.Index(b, []byte(casesKey+"null"))
+	if at < 0 {
+		panic("reports: the encoding of a report has no cases field")
+	}
+	before, after := b[:at+len(casesKey)], b[at+len(casesKey)+len("null"):]
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(before)
+	n := 0
+	var line, indented bytes.Buffer
+	err := r.Each(func(c *Case) error {
+		line.Reset()
+		indented.Reset()
+		e := json.NewEncoder(&line)
+		if err := e.Encode(c); err != nil {
+			return fmt.Errorf("encoding case %s: %w", c.ID, err)
+		}
+		if err := json.Indent(&indented, bytes.TrimSuffix(line.Bytes(), []byte{'\n'}), "    ", "  "); err != nil {
+			return fmt.Errorf("encoding case %s: %w", c.ID, err)
+		}
+		if n == 0 {
+			bw.WriteString("[\n    ")
+		} else {
+			bw.WriteString(",\n    ")
+		}
+		n++
+		_, err := bw.Write(indented.Bytes())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case n > 0:
+		bw.WriteString("\n  ]")
+	case r.Source == nil && r.Cases != nil:
+		bw.WriteString("[]")
+	default:
+		bw.WriteString("null")
+	}
+	bw.Write(after)
+	return bw.Flush()
+}
+
+// Reader reads a report case by case: Head is the report without its cases, and Next returns
+// them one at a time. It reads the reports chaoskit writes, whose fields other than the cases'
+// wall-clock time come before the cases.
+type Reader struct {
+	// Head is the report without its cases. Its DurationMs, which follows the cases, is set
+	// once Next has returned io.EOF.
+	Head *Report
+
+	dec    *json.Decoder
+	closer io.Closer
+	path   string
+	array  bool // the cases are an array, not null
+	cases  bool // the array of cases is still open
+	done   bool
+}
+
+// OpenReport opens the report at path for reading case by case. Errors name the file.
+func OpenReport(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("loading report: %w", err)
+	}
+	rd, err := NewReader(bufio.NewReaderSize(f, 64<<10))
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("loading report %s: %w", path, err)
+	}
+	rd.closer, rd.path = f, path
+	return rd, nil
+}
+
+// NewReader starts reading a report from rd, reading its head; see Reader.
+func NewReader(rd io.Reader) (*Reader, error) {
+	dec := json.NewDecoder(rd)
+	dec.DisallowUnknownFields()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("not a chaoskit report: %w", cmpErr(err, "not a JSON object"))
+	}
+	fields := map[string]json.RawMessage{}
+	r := &Reader{dec: dec}
+	for dec.More() {
+		key, err := r.key()
+		if err != nil {
+			return nil, fmt.Errorf("not a chaoskit report: %w", err)
+		}
+		if key == "cases" {
+			r.cases = true
+			break
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("not a chaoskit report: %w", err)
+		}
+		fields[key] = v
+	}
+	var schema *string
+	if raw, ok := fields["schema"]; ok {
+		json.Unmarshal(raw, &schema)
+	}
+	switch {
+	case schema == nil && r.cases:
+		return nil, errors.New(`not a chaoskit report: no "schema" field before its cases`)
+	case schema == nil:
+		return nil, errors.New(`not a chaoskit report: no "schema" field`)
+	case *schema != Schema:
+		return nil, fmt.Errorf("report schema is %q; this chaoskit reads %q", *schema, Schema)
+	}
+	r.Head = &Report{}
+	if err := decodeFields(fields, r.Head); err != nil {
+		return nil, err
+	}
+	if r.cases {
+		t, err := dec.Token()
+		switch {
+		case err != nil:
+			return nil, malformed(err)
+		case t == nil: // "cases": null
+			r.cases = false
+		case t != json.Delim('['):
+			return nil, malformed(errors.New(`"cases" is not an array`))
+		default:
+			r.array = true
+		}
+	}
+	if !r.cases {
+		if err := r.tail(); err != io.EOF {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// key reads the key of the next field of an object.
+func (r *Reader) key() (string, error) {
+	t, err := r.dec.Token()
+	if err != nil {
+		return "", err
+	}
+	key, ok := t.(string)
+	if !ok {
+		return "", fmt.Errorf("unexpected %v", t)
+	}
+	return key, nil
+}
+
+// Next returns the next case, or io.EOF after the last one. Other errors name the file.
+func (r *Reader) Next() (*Case, error) {
+	c, err := r.next()
+	if err != nil && err != io.EOF && r.path != "" {
+		err = fmt.Errorf("loading report %s: %w", r.path, err)
+	}
+	return c, err
+}
+
+func (r *Reader) next() (*Case, error) {
+	if !r.cases {
+		if r.done {
+			return nil, io.EOF
+		}
+		return nil, r.tail()
+	}
+	if !r.dec.More() {
+		if _, err := r.dec.Token(); err != nil { // the closing bracket
+			return nil, malformed(err)
+		}
+		r.cases = false
+		return nil, r.tail()
+	}
+	c := &Case{}
+	if err := r.dec.Decode(c); err != nil {
+		return nil, malformed(err)
+	}
+	return c, nil
+}
+
+// tail reads the fields after the cases and the end of the report, and returns io.EOF if they
+// are well formed.
+func (r *Reader) tail() error {
+	if r.done {
+		return io.EOF
+	}
+	fields := map[string]json.RawMessage{}
+	for r.dec.More() {
+		key, err := r.key()
+		if err != nil {
+			return malformed(err)
+		}
+		if key == "cases" {
+			return malformed(errors.New(`"cases" given twice`))
+		}
+		var v json.RawMessage
+		if err := r.dec.Decode(&v); err != nil {
+			return malformed(err)
+		}
+		fields[key] = v
+	}
+	if _, err := r.dec.Token(); err != nil { // the closing brace
+		return malformed(err)
+	}
+	if _, err := r.dec.Token(); err != io.EOF {
+		return malformed(errors.New("data after the report"))
+	}
+	var tail Report
+	if err := decodeFields(fields, &tail); err != nil {
+		return err
+	}
+	if tail.Schema != "" || tail.Seed != 0 || tail.Provenance != nil || tail.Summary.Targets != nil {
+		return malformed(errors.New("fields after the cases other than duration_ms"))
+	}
+	r.Head.DurationMs = tail.DurationMs
+	r.done = true
+	return io.EOF
+}
+
+// decodeFields decodes the fields of a report's object into r, refusing unknown ones.
+func decodeFields(fields map[string]json.RawMessage, r *Report) error {
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return malformed(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(r); err != nil {
+		return malformed(err)
+	}
+	return nil
+}
+
+func malformed(err error) error { return fmt.Errorf("malformed %s report: %w", Schema, err) }
+
+// cmpErr returns err, or an error saying what when err is nil.
+func cmpErr(err error, what string) error {
+	if err != nil {
+		return err
+	}
+	return errors.New(what)
+}
+
+// Close closes the file the Reader reads, if it opened one.
+func (r *Reader) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	return r.closer.Close()
+}
+
+// Load reads a report, refusing other schema versions and malformed files with an error that
+// names the file. It holds every case in memory: LoadHead and OpenReport read a large report
+// without.
+func Load(path string) (*Report, error) {
+	rd, err := OpenReport(path)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	return rd.all()
+}
+
+// LoadHead reads a report without its cases: its schema, provenance, seed, options and summary,
+// all that a gate or a comparison needs. It reads no further than the start of the cases, so it
+// is quick whatever their number; the report's DurationMs is left 0.
+func LoadHead(path string) (*Report, error) {
+	rd, err := OpenReport(path)
+	if err != nil {
+		return nil, err
+	}
+	rd.Close()
+	return rd.Head, nil
+}
+
+// Decode reads a report from rd; see Load.
+func Decode(rd io.Reader) (*Report, error) {
+	r, err := NewReader(rd)
+	if err != nil {
+		return nil, err
+	}
+	return r.all()
+}
+
+// all reads every case left into Head.Cases and returns Head.
+func (r *Reader) all() (*Report, error) {
+	if r.array {
+		r.Head.Cases = []Case{}
+	}
+	for {
+		c, err := r.Next()
+		if err == io.EOF {
+			return r.Head, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		r.Head.Cases = append(r.Head.Cases, *c)
+	}
+}

@@ -1,0 +1,189 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/afero"
+)
+
+// streamed returns r with its cases behind a Source, as a report read back from a journal has
+// them.
+func streamed(r *Report) *Report {
+	s := *r
+	cases := r.Cases
+	s.Cases = nil
+	s.Source = func(fn func(*Case) error) error {
+		for i := range cases {
+			c := cases[i] // a copy: a source hands out cases of its own
+			if err := fn(&c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return &s
+}
+
+// A report whose cases come from a Source writes, renders and summarises exactly as the same
+// report with its cases in memory, and its JSON is encoding/json's.
+func TestSourceRendersAsCases(t *testing.T) {
+	shuffled := demoReport(t)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(shuffled.Cases), func(i, j int) {
+		shuffled.Cases[i], shuffled.Cases[j] = shuffled.Cases[j], shuffled.Cases[i]
+	}) // the targets' cases interleaved: JUnit groups them by suite all the same
+	shuffled.Summarize(golden(shuffled))
+	for name, r := range map[string]*Report{"demo": demoReport(t), "random": randomReport(t), "shuffled": shuffled,
+		"empty": {Schema: Schema}, "no cases": {Schema: Schema, Cases: []Case{}}} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.Marshal()
+		if err != nil || !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%s: Marshal differs from encoding/json (%v)", name, err)
+		}
+		s := streamed(r)
+		for format, write := range map[string]func(*Report, io.Writer) error{
+			"json": (*Report).WriteJSON, "md": (*Report).Markdown, "junit": (*Report).JUnit, "html": (*Report).HTML,
+		} {
+			if name == "no cases" && format == "json" {
+				continue // a source of no cases is written as no cases, null
+			}
+			if a, b := render(t, r, write), render(t, s, write); !bytes.Equal(a, b) {
+				t.Errorf("%s: %s from a source differs from %s from the cases", name, format, format)
+			}
+		}
+		sum := r.Summary
+		if err := s.Summarize(golden(r)); err != nil || !reflect.DeepEqual(s.Summary, sum) {
+			t.Errorf("%s: the summary of the source differs (%v)", name, err)
+		}
+	}
+}
+
+func golden(r *Report) map[string]int {
+	g := map[string]int{}
+	for _, t := range r.Summary.Targets {
+		g[t.Target] = t.GoldenBeats
+	}
+	return g
+}
+
+// An error in reading the cases of a source reaches the caller of every writer, and WriteDir
+// leaves no file behind for it.
+func TestSourceErrors(t *testing.T) {
+	bad := errors.New("journal D/cases.jsonl line 3: torn")
+	r := streamed(randomReport(t))
+	inner := r.Source
+	r.Source = func(fn func(*Case) error) error {
+		n := 0
+		return inner(func(c *Case) error {
+			if n++; n == 700 {
+				return bad
+			}
+			return fn(c)
+		})
+	}
+	for _, write := range []func(*Report, io.Writer) error{(*Report).WriteJSON, (*Report).Markdown, (*Report).JUnit, (*Report).HTML} {
+		if err := write(r, io.Discard); !errors.Is(err, bad) {
+			t.Errorf("error %v, want %v", err, bad)
+		}
+	}
+	if err := r.Summarize(nil); !errors.Is(err, bad) {
+		t.Errorf("Summarize: %v", err)
+	}
+	fsys := afero.NewMemMapFs()
+	written, err := WriteDir(fsys, "D", r, nil)
+	if !errors.Is(err, bad) || len(written) != 0 {
+		t.Errorf("WriteDir wrote %v, error %v", written, err)
+	}
+	if names, _ := afero.ReadDir(fsys, "D"); len(names) != 0 {
+		t.Errorf("WriteDir left %d files", len(names))
+	}
+}
+
+// A Reader reads a report case by case as Load reads it whole; LoadHead reads all but the cases.
+func TestReaderAndLoadHead(t *testing.T) {
+	r := randomReport(t)
+	r.DurationMs = 1234.5
+	path := filepath.Join(t.TempDir(), "report.json")
+	if err := r.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := OpenReport(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	if rd.Head.DurationMs != 0 || rd.Head.Seed != 3 {
+		t.Errorf("head before the cases: %+v", rd.Head)
+	}
+	var cases []Case
+	for {
+		c, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, *c)
+	}
+	if !reflect.DeepEqual(cases, whole.Cases) || rd.Head.DurationMs != 1234.5 {
+		t.Errorf("%d cases read one by one, %d whole; duration %v", len(cases), len(whole.Cases), rd.Head.DurationMs)
+	}
+	head, err := LoadHead(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *whole
+	want.Cases, want.DurationMs = nil, 0
+	if !reflect.DeepEqual(head, &want) {
+		t.Errorf("LoadHead = %+v\nwant %+v", head, &want)
+	}
+	// A damaged case is an error naming the file, after the cases before it.
+	b, _ := os.ReadFile(path)
+	damaged := filepath.Join(t.TempDir(), "damaged.json")
+	os.WriteFile(damaged, []byte(strings.Replace(string(b), `"index": 700,`, `"index": "seven hundred",`, 1)), 0o644)
+	if _, err := LoadHead(damaged); err != nil {
+		t.Errorf("LoadHead of a report damaged in its cases: %v", err)
+	}
+	rd, _ = OpenReport(damaged)
+	defer rd.Close()
+	n := 0
+	for {
+		_, err := rd.Next()
+		if err != nil {
+			if n != 700 || !strings.Contains(err.Error(), damaged) || !strings.Contains(err.Error(), "malformed") {
+				t.Errorf("after %d cases: %v", n, err)
+			}
+			break
+		}
+		n++
+	}
+	for _, tail := range []string{`  "seed": 4` + "\n}\n", "\n}\n}\n"} {
+		b := slices.Clone(b)
+		b = append(b[:bytes.LastIndex(b, []byte("\n}"))], []byte(",\n"+tail)...)
+		if tail[0] == '\n' {
+			b = append(bytes.TrimSuffix(b, []byte(",\n"+tail)), []byte(tail)...)
+		}
+		if _, err := Decode(bytes.NewReader(b)); err == nil {
+			t.Errorf("a report ending %q decodes", tail)
+		}
+	}
+}
