@@ -1,12 +1,13 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
@@ -79,10 +80,13 @@ func (c *Campaign) Identity() reports.Options {
 // campaign: Run returns the complete report together with that error. A target whose golden
 // run cannot be recorded stops the campaign before any case runs; its error wraps
 // harness.ErrNondeterministic if the target is not deterministic.
+//
+// With a journal, Run keeps counts, not cases: the report's cases are read back from the
+// journal when it is written (reports.Report.Source), so that a campaign of a million cases runs
+// in memory that does not grow with them. Without one, the report holds its cases.
 func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, error) {
 	start := time.Now()
 	o := c.Options.withDefaults()
-	rec := &recorder{index: map[string]int{}, progress: ro.Progress}
 	var runners []*harness.Runner
 	golden := map[string]int{}
 	for _, t := range c.Targets {
@@ -101,39 +105,50 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 		g, _ := rn.Golden(nil)
 		golden[t.Name] = g.Len()
 	}
-	var done []reports.Case
+	var done []entry
 	if ro.Resume != nil {
-		done = ro.Resume.Cases
+		done = ro.Resume.entries
 	}
-	todo, err := c.plan(runners, o, rec.index, done)
+	todo, total, err := c.plan(runners, o, ro.Resume)
 	if err != nil {
 		return nil, err
 	}
+	rank := map[string]int{}
+	for i, t := range c.Targets {
+		if _, ok := rank[t.Name]; !ok {
+			rank[t.Name] = i
+		}
+	}
+	rec := &recorder{progress: ro.Progress, rank: rank}
 	if ro.Dir != "" {
 		j, err := c.openJournal(ro)
 		if err != nil {
 			return nil, err
 		}
-		rec.journal = newJournalWriter(j)
+		rec.journal = newJournalWriter(j, rank)
 	}
-	total := len(done)
-	for _, p := range todo {
-		total += len(p.scheds)
-	}
-	rec.start(done, total)
+	rec.start(done, total+len(done))
 	for i, rn := range runners {
 		ro := o
 		ro.OnCase = rec.record
-		Run(ctx, rn, todo[i].scheds, todo[i].index, ro)
+		Stream(ctx, rn, todo[i], ro)
 	}
 	var journalErr error
 	if rec.journal != nil {
 		journalErr = rec.journal.close()
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%w after %d of %d cases: %w", ErrInterrupted, rec.done, total, err)
+		return nil, fmt.Errorf("%w after %d of %d cases: %w", ErrInterrupted, rec.done, rec.total, err)
 	}
-	rep := c.Report(append(done, rec.cases...), golden)
+	var rep *reports.Report
+	if rec.journal == nil && ro.Resume == nil {
+		rep = c.Report(rec.kept, golden) // in memory all along
+	} else {
+		rep = &reports.Report{Schema: reports.Schema, Seed: c.Options.Seed, Options: c.Identity(), Source: rec.source(ro, done)}
+		if err := rep.Summarize(golden); err != nil {
+			return nil, errors.Join(fmt.Errorf("summarising the campaign: %w", err), journalErr)
+		}
+	}
 	rep.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 	return rep, journalErr
 }
@@ -147,51 +162,78 @@ func (c *Campaign) Report(cases []reports.Case, golden map[string]int) *reports.
 	return rep
 }
 
-// planned is what is left to run of one target's campaign: schedules and their indexes.
-type planned struct {
-	scheds []faults.Schedule
-	index  []int
+// plan returns, per runner, the schedules of the campaign's shard still to run, with their
+// indexes, and how many there are. The journal resumed, if any, holds the cases already run:
+// plan checks that they are cases of the campaign, at the same index, in the shard (they are
+// not if the target changed since they were journaled). It draws every schedule once to check
+// and count them; the sequences it returns draw them again as they run.
+func (c *Campaign) plan(runners []*harness.Runner, o Options, resumed *JournalState) ([]iter.Seq2[int, faults.Schedule], int, error) {
+	var done []entry
+	if resumed != nil {
+		done = resumed.entries
+	}
+	todo := make([]iter.Seq2[int, faults.Schedule], len(runners))
+	total, checked := 0, 0
+	for i, rn := range runners {
+		seq, err := ScheduleSeq(rn, o)
+		if err != nil {
+			return nil, 0, err
+		}
+		name := c.Targets[i].Name
+		mine := doneOf(done, i)
+		k, at := 0, 0 // the schedule's index; the first case done not checked yet
+		for s := range seq {
+			for ; at < len(mine) && mine[at].index == k; at++ {
+				if mine[at].hash != idHash(CaseID(name, s)) || !o.Shard.Holds(k) {
+					return nil, 0, notOfCampaign(resumed, mine[at])
+				}
+				checked++
+			}
+			if o.Shard.Holds(k) && (at == 0 || mine[at-1].index != k) {
+				total++
+			}
+			k++
+		}
+		if at < len(mine) {
+			return nil, 0, notOfCampaign(resumed, mine[at])
+		}
+		todo[i] = func(yield func(int, faults.Schedule) bool) {
+			k, at := 0, 0
+			for s := range seq {
+				for ; at < len(mine) && mine[at].index < k; at++ {
+				}
+				if o.Shard.Holds(k) && (at == len(mine) || mine[at].index != k) && !yield(k, s) {
+					return
+				}
+				k++
+			}
+		}
+	}
+	if checked < len(done) { // a case of a target the campaign does not have
+		for _, e := range done {
+			if int(e.rank) >= len(runners) {
+				return nil, 0, notOfCampaign(resumed, e)
+			}
+		}
+	}
+	return todo, total, nil
 }
 
-// plan returns, per runner, the schedules of the campaign's shard still to run, filling index
-// with the index of every case of the campaign by ID. It checks that the cases already done are
-// cases of the campaign, at the same index: they are not if the target changed since.
-func (c *Campaign) plan(runners []*harness.Runner, o Options, index map[string]int, done []reports.Case) ([]planned, error) {
-	have := map[string]bool{}
-	todo := make([]planned, len(runners))
-	for i, rn := range runners {
-		scheds, err := Schedules(rn, o)
-		if err != nil {
-			return nil, err
-		}
-		for k, s := range scheds {
-			id := CaseID(c.Targets[i].Name, s)
-			index[id] = k
-			if o.Shard.Holds(k) {
-				have[id] = true
-				todo[i].scheds = append(todo[i].scheds, s)
-				todo[i].index = append(todo[i].index, k)
-			}
-		}
-	}
-	skip := map[string]bool{}
-	for _, d := range done {
-		if k, ok := index[d.ID]; !ok || !have[d.ID] || k != d.Index {
-			return nil, fmt.Errorf("the journal holds case %s (index %d), which this campaign does not have there: did the target change since the journal was written?", d.ID, d.Index)
-		}
-		skip[d.ID] = true
-	}
-	for i := range todo {
-		p := &todo[i]
-		var keep planned
-		for j, s := range p.scheds {
-			if !skip[CaseID(c.Targets[i].Name, s)] {
-				keep.scheds, keep.index = append(keep.scheds, s), append(keep.index, p.index[j])
-			}
-		}
-		*p = keep
-	}
-	return todo, nil
+// doneOf returns the cases of done, in campaign order, of the target of the given rank.
+func doneOf(done []entry, rank int) []entry {
+	lo, _ := slices.BinarySearchFunc(done, rank, func(e entry, r int) int { return cmp.Compare(int(e.rank), r) })
+	hi, _ := slices.BinarySearchFunc(done, rank+1, func(e entry, r int) int { return cmp.Compare(int(e.rank), r) })
+	return done[lo:hi]
+}
+
+// notOfCampaign returns the error for a case of journal st that the campaign does not have.
+func notOfCampaign(st *JournalState, e entry) error {
+	id := "?"
+	eachCase([]entry{e}, [2]caseFile{{st.fs, st.path}}, nil, func(c *reports.Case) error {
+		id = c.ID
+		return nil
+	})
+	return fmt.Errorf("the journal holds case %s (index %d), which this campaign does not have there: did the target change since the journal was written?", id, e.index)
 }
 
 // RestartText writes a restart policy (harness.Options.RestartFailed) as reports and the
@@ -238,23 +280,27 @@ func (c *Campaign) openJournal(ro RunOptions) (*journal, error) {
 	return startJournal(ro.FS, path, Header{Seed: c.Options.Seed, Options: c.Identity()})
 }
 
-// recorder receives each case as it finishes: it journals it, keeps it, and reports progress.
-// Cases reach it from one goroutine at a time, and the campaign runs one target at a time.
+// recorder receives each case as it finishes: it journals it (or, without a journal, keeps it),
+// counts it, and reports progress. Cases reach it from one goroutine at a time, and the campaign
+// runs one target at a time.
 type recorder struct {
 	journal  *journalWriter
-	index    map[string]int // the index of every case of the campaign, by ID
-	cases    []reports.Case
+	rank     map[string]int // the campaign's targets, by name
+	kept     []reports.Case // the cases, when there is no journal
 	progress func(done, total, failed int)
-	mu       sync.Mutex
 	done     int
 	total    int
 	failed   int
 }
 
 // start sets the counts to those of the cases already done.
-func (r *recorder) start(done []reports.Case, total int) {
+func (r *recorder) start(done []entry, total int) {
 	r.done, r.total = len(done), total
-	r.failed = len(slices.DeleteFunc(slices.Clone(done), func(c reports.Case) bool { return c.Verdict != oracle.Fail }))
+	for _, e := range done {
+		if e.fail {
+			r.failed++
+		}
+	}
 	if r.progress != nil {
 		r.progress(r.done, r.total, r.failed)
 	}
@@ -264,8 +310,9 @@ func (r *recorder) record(index int, hc *harness.Case) {
 	c := Report(hc, index)
 	if r.journal != nil {
 		r.journal.add(&c)
+	} else {
+		r.kept = append(r.kept, c)
 	}
-	r.cases = append(r.cases, c)
 	r.done++
 	if c.Verdict == oracle.Fail {
 		r.failed++
@@ -273,6 +320,33 @@ func (r *recorder) record(index int, hc *harness.Case) {
 	if r.progress != nil {
 		r.progress(r.done, r.total, r.failed)
 	}
+}
+
+// source returns the cases of the campaign, in campaign order: those done before it resumed
+// (done, in the journal ro resumes) and those it ran, read back from its journal or held in
+// memory. The journal writer must be closed.
+func (r *recorder) source(ro RunOptions, done []entry) func(fn func(*reports.Case) error) error {
+	entries := slices.Clone(done)
+	mem := r.kept
+	var files [2]caseFile
+	if ro.Resume != nil {
+		files[fromJournal] = caseFile{ro.Resume.fs, ro.Resume.path}
+	}
+	if w := r.journal; w != nil {
+		entries = append(entries, w.entries...)
+		files[fromRun] = caseFile{ro.FS, w.j.path}
+		mem = w.kept
+	}
+	for i := range mem {
+		c := &mem[i]
+		rank, ok := r.rank[c.Target]
+		if !ok {
+			rank = len(r.rank)
+		}
+		entries = append(entries, newEntry(c, rank, int64(i), 0, fromMemory))
+	}
+	sortEntries(entries)
+	return func(fn func(*reports.Case) error) error { return eachCase(entries, files, mem, fn) }
 }
 
 // Report returns case c, the index-th of its target's campaign, as a report holds it.

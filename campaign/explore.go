@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"iter"
 	"sync"
 
 	"github.com/chaoskit/chaoskit/faults"
@@ -37,12 +38,38 @@ func Explore(ctx context.Context, rn *harness.Runner, o Options) ([]*harness.Cas
 // position in scheds. Results do not depend on the number of workers. When ctx is done Run
 // stops early: cases not run are nil.
 func Run(ctx context.Context, rn *harness.Runner, scheds []faults.Schedule, index []int, o Options) []*harness.Case {
-	o = o.withDefaults()
 	cases := make([]*harness.Case, len(scheds))
+	onCase := o.OnCase
+	o.OnCase = func(i int, c *harness.Case) {
+		cases[i] = c
+		if onCase != nil {
+			if index != nil {
+				i = index[i]
+			}
+			onCase(i, c)
+		}
+	}
+	Stream(ctx, rn, func(yield func(int, faults.Schedule) bool) {
+		for i, s := range scheds {
+			if !yield(i, s) {
+				return
+			}
+		}
+	}, o)
+	return cases
+}
+
+// Stream runs the schedules seq yields against rn's target, each with its index in its
+// campaign, Options.Workers at a time, shrinking each failure in Random mode, and hands each
+// case to Options.OnCase with its index as it finishes. It keeps no case, and draws a schedule
+// from seq only when a worker is free for it, so that a campaign of any size runs in memory
+// that depends on the number of workers only. When ctx is done Stream stops early.
+func Stream(ctx context.Context, rn *harness.Runner, seq iter.Seq2[int, faults.Schedule], o Options) {
+	o = o.withDefaults()
 	var mu sync.Mutex
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(o.Workers)
-	for i, s := range scheds {
+	for k, s := range seq {
 		if ctx.Err() != nil {
 			break
 		}
@@ -56,17 +83,11 @@ func Run(ctx context.Context, rn *harness.Runner, scheds []faults.Schedule, inde
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			cases[i] = c
 			if o.OnCase != nil {
-				k := i
-				if index != nil {
-					k = index[i]
-				}
 				o.OnCase(k, c)
 			}
 			return nil
 		})
 	}
 	g.Wait()
-	return cases
 }

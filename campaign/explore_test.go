@@ -13,6 +13,7 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/reports"
 	"github.com/spf13/afero"
 )
 
@@ -194,7 +195,13 @@ func ExampleCampaign_Run() {
 	}
 	t := rep.Summary.Targets[0]
 	fmt.Printf("%s: %d cases, %d failed, %d duplicates\n", t.Target, t.Cases, t.Failed, t.Duplicates)
-	fmt.Println(rep.Cases[0].Repro)
+	// The report reads its cases back from the journal, one at a time.
+	rep.Each(func(c *reports.Case) error {
+		if c.Index == 0 {
+			fmt.Println(c.Repro)
+		}
+		return nil
+	})
 	// Output:
 	// reference/act-then-save: 141 cases, 12 failed, 12 duplicates
 	// chaoskit replay --target reference/act-then-save --seed 0 --schedule 'kill@0'

@@ -1,13 +1,19 @@
 package campaign
 
 import (
+	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
+	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/spf13/afero"
 )
@@ -40,6 +46,7 @@ type Header struct {
 type journal struct {
 	f    afero.File
 	path string
+	size int64 // its length: where the next line goes
 	err  error // the first failed append: later ones are not attempted
 }
 
@@ -83,7 +90,7 @@ func openJournal(fsys afero.Fs, path string, size int64) (*journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening journal: %w", err)
 	}
-	j := &journal{f: f, path: path}
+	j := &journal{f: f, path: path, size: size}
 	fi, err := f.Stat()
 	if err == nil && fi.Size() != size {
 		err = f.Truncate(size)
@@ -102,16 +109,25 @@ func openJournal(fsys afero.Fs, path string, size int64) (*journal, error) {
 // it appends nothing more, so that a partly written line stays the journal's last, which reading
 // it ignores.
 func (j *journal) append(cases ...*reports.Case) error {
+	_, err := j.appendAt(cases)
+	return err
+}
+
+// appendAt is append, returning where each case's line starts; a line ends where the next one
+// starts, or, for the last, at j.size.
+func (j *journal) appendAt(cases []*reports.Case) ([]int64, error) {
 	if j.err != nil {
-		return j.err
+		return nil, j.err
 	}
 	var buf []byte
 	var err error
-	for _, c := range cases {
+	at := make([]int64, len(cases))
+	for i, c := range cases {
 		var b []byte
 		if b, err = json.Marshal(c); err != nil {
 			break
 		}
+		at[i] = j.size + int64(len(buf))
 		buf = append(append(buf, b...), '\n')
 	}
 	if err == nil {
@@ -122,8 +138,10 @@ func (j *journal) append(cases ...*reports.Case) error {
 	}
 	if err != nil {
 		j.err = fmt.Errorf("journaling %d cases to %s: %w", len(cases), j.path, err)
+		return nil, j.err
 	}
-	return j.err
+	j.size += int64(len(buf))
+	return at, nil
 }
 
 func (j *journal) close() error { return j.f.Close() }
@@ -131,15 +149,20 @@ func (j *journal) close() error { return j.f.Close() }
 // journalWriter journals cases from a goroutine of its own, so that a campaign's workers do not
 // wait on fsync: each time, it writes every case queued during the previous fsync in one append
 // and fsyncs them together (group commit). Every case is still appended and fsynced as it
-// finishes, within one fsync's time.
+// finishes, within one fsync's time. It remembers where each case went, not the case, so that
+// the report can read the cases back; a case it could not journal (the disk full, say) it keeps
+// in memory instead, for the report to hold all the same.
 type journalWriter struct {
-	j     *journal
-	queue chan *reports.Case
-	done  chan struct{}
+	j       *journal
+	rank    map[string]int // the campaign's targets, by name
+	queue   chan *reports.Case
+	done    chan struct{}
+	entries []entry        // the cases journaled
+	kept    []reports.Case // the cases that could not be
 }
 
-func newJournalWriter(j *journal) *journalWriter {
-	w := &journalWriter{j: j, queue: make(chan *reports.Case, 1024), done: make(chan struct{})}
+func newJournalWriter(j *journal, rank map[string]int) *journalWriter {
+	w := &journalWriter{j: j, rank: rank, queue: make(chan *reports.Case, 1024), done: make(chan struct{})}
 	go w.loop()
 	return w
 }
@@ -161,44 +184,180 @@ func (w *journalWriter) loop() {
 				more = false
 			}
 		}
-		w.j.append(batch...) // an error sticks to w.j, for close to return
+		at, err := w.j.appendAt(batch) // an error sticks to w.j, for close to return
+		for i, c := range batch {
+			if err != nil {
+				w.kept = append(w.kept, *c)
+				continue
+			}
+			end := w.j.size
+			if i+1 < len(batch) {
+				end = at[i+1]
+			}
+			w.entries = append(w.entries, newEntry(c, w.rankOf(c.Target), at[i], end-at[i]-1, fromRun))
+		}
 	}
 }
 
+// rankOf returns the rank of the named target, the order in which its cases come in a report.
+func (w *journalWriter) rankOf(target string) int {
+	r, ok := w.rank[target]
+	if !ok {
+		r = len(w.rank)
+		w.rank[target] = r
+	}
+	return r
+}
+
 // close journals the cases still queued, closes the journal, and returns the first error in
-// journaling.
+// writing it.
 func (w *journalWriter) close() error {
 	close(w.queue)
 	<-w.done
 	return errors.Join(w.j.err, w.j.close())
 }
 
-// JournalState is what a journal holds: the campaign's parameters and the cases it journaled.
+// JournalState is what a journal holds: the campaign's parameters and where each case it
+// journaled is, not the cases, so that a journal of a million cases is read in little memory.
 type JournalState struct {
-	Header Header
-	Cases  []reports.Case
-	size   int64 // the length of its intact part, after which a torn last line may follow
+	Header  Header
+	fs      afero.Fs
+	path    string
+	entries []entry // one per case, in campaign order (see sortEntries)
+	size    int64   // the length of its intact part, after which a torn last line may follow
+}
+
+// Len returns the number of cases the journal holds.
+func (st *JournalState) Len() int { return len(st.entries) }
+
+// Each calls fn with each case of the journal in campaign order: by target, in the order of the
+// header's targets, then by index. It stops at the first error, of fn or of reading the
+// journal, and returns it.
+func (st *JournalState) Each(fn func(*reports.Case) error) error {
+	return eachCase(st.entries, [2]caseFile{{st.fs, st.path}}, nil, fn)
+}
+
+// entry says where one case of a campaign is: a line of a journal, or a case held in memory.
+type entry struct {
+	off   int64  // where its line starts; for a case in memory, its position among them
+	hash  uint64 // of its ID
+	index int    // its index in its target's campaign
+	n     int32  // the length of its line, its newline left out
+	rank  int16  // its target's rank
+	from  uint8  // a journal read (fromJournal), the run's journal (fromRun) or memory
+	fail  bool   // it failed
+}
+
+// Where an entry's case is.
+const (
+	fromJournal = iota // the journal resumed
+	fromRun            // the journal this run appends to
+	fromMemory         // held in memory
+)
+
+func newEntry(c *reports.Case, rank int, off, n int64, from uint8) entry {
+	return entry{off: off, hash: idHash(c.ID), index: c.Index, n: int32(n), rank: int16(rank), from: from, fail: c.Verdict == oracle.Fail}
+}
+
+// idHash is a 64-bit hash of a case's ID.
+func idHash(id string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	return h.Sum64()
+}
+
+// sortEntries puts entries in campaign order: by target rank, then index, then where they are
+// (the earlier line of a case journaled twice first).
+func sortEntries(entries []entry) {
+	slices.SortFunc(entries, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(a.rank, b.rank), cmp.Compare(a.index, b.index), cmp.Compare(a.from, b.from), cmp.Compare(a.off, b.off))
+	})
+}
+
+// caseFile is a journal to read cases from.
+type caseFile struct {
+	fs   afero.Fs
+	path string
+}
+
+// eachCase calls fn with the case of each entry, in order: read from the journal files (by where
+// the entry is from) or taken from mem.
+func eachCase(entries []entry, files [2]caseFile, mem []reports.Case, fn func(*reports.Case) error) error {
+	var open [2]afero.File
+	defer func() {
+		for _, f := range open {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}()
+	var buf []byte
+	for _, e := range entries {
+		if e.from == fromMemory {
+			c := mem[e.off]
+			if err := fn(&c); err != nil {
+				return err
+			}
+			continue
+		}
+		cf := files[e.from]
+		if open[e.from] == nil {
+			f, err := cf.fs.Open(cf.path)
+			if err != nil {
+				return fmt.Errorf("reading the cases back from the journal: %w", err)
+			}
+			open[e.from] = f
+		}
+		buf = slices.Grow(buf[:0], int(e.n))[:e.n]
+		if n, err := open[e.from].ReadAt(buf, e.off); n < len(buf) {
+			return fmt.Errorf("reading the cases back from journal %s at byte %d: %w", cf.path, e.off, cmp.Or(err, io.ErrUnexpectedEOF))
+		}
+		c := &reports.Case{}
+		if err := json.Unmarshal(buf, c); err != nil || c.Index != e.index || idHash(c.ID) != e.hash {
+			return &JournalError{Path: cf.path, Err: fmt.Errorf("the case at byte %d changed since it was journaled", e.off)}
+		}
+		if err := fn(c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ReadJournal reads the journal at path. A missing journal is an error wrapping fs.ErrNotExist;
 // a malformed one is a *JournalError naming the file and line. A torn or garbage last line (a
 // crash mid-append) is ignored, and a case journaled twice counts once.
 func ReadJournal(fsys afero.Fs, path string) (*JournalState, error) {
-	b, err := afero.ReadFile(fsys, path)
+	f, err := fsys.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading journal: %w", err)
 	}
-	st := &JournalState{}
-	seen := map[string]bool{}
+	defer f.Close()
+	st := &JournalState{fs: fsys, path: path}
+	rank := map[string]int{}
 	torn := 0 // the number of the first line that does not hold a case, if any
-	for n := 1; len(b) > 0; n++ {
-		line, rest, whole := bytes.Cut(b, []byte{'\n'})
-		b = rest
+	rd := bufio.NewReaderSize(f, 64<<10)
+	var off int64
+	for n := 1; ; n++ {
+		line, err := rd.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("reading journal: %w", err)
+		}
+		if len(line) == 0 {
+			break
+		}
+		at := off
+		off += int64(len(line))
+		line, whole := bytes.CutSuffix(line, []byte{'\n'})
 		if n == 1 {
 			if err := decodeHeader(line, whole, &st.Header); err != nil {
 				return nil, &JournalError{Path: path, Line: 1, Err: err}
 			}
 			st.size = int64(len(line) + 1)
+			for i, t := range st.Header.Options.Targets {
+				if _, ok := rank[t]; !ok {
+					rank[t] = i
+				}
+			}
 			continue
 		}
 		c, ok := decodeCase(line, whole)
@@ -208,16 +367,22 @@ func ReadJournal(fsys afero.Fs, path string) (*JournalState, error) {
 		case ok && torn != 0:
 			return nil, &JournalError{Path: path, Line: torn, Err: errors.New("not a case, yet cases follow it")}
 		case ok:
-			if !seen[c.ID] {
-				st.Cases = append(st.Cases, c)
+			r, known := rank[c.Target]
+			if !known {
+				r = len(rank)
+				rank[c.Target] = r
 			}
-			seen[c.ID] = true
+			st.entries = append(st.entries, newEntry(&c, r, at, int64(len(line)), fromJournal))
 			st.size += int64(len(line) + 1)
 		}
 	}
 	if st.Header.Journal == "" {
 		return nil, &JournalError{Path: path, Err: errors.New("empty")}
 	}
+	sortEntries(st.entries)
+	st.entries = slices.CompactFunc(st.entries, func(a, b entry) bool {
+		return a.rank == b.rank && a.index == b.index && a.hash == b.hash
+	})
 	return st, nil
 }
 

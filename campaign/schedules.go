@@ -2,6 +2,8 @@ package campaign
 
 import (
 	"fmt"
+	"hash/fnv"
+	"iter"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -25,6 +27,22 @@ import (
 // It returns an error if the golden run a kind needs (with several workers, for the fleet
 // faults) cannot be recorded.
 func Schedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
+	seq, err := ScheduleSeq(rn, o)
+	if err != nil {
+		return nil, err
+	}
+	var out []faults.Schedule
+	for s := range seq {
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// ScheduleSeq returns the schedules of Schedules one at a time, drawing or listing each only
+// when it is asked for, so that a campaign of any size holds none of them in memory. (A Random
+// campaign remembers a 64-bit hash of each schedule drawn, to draw no schedule twice.) Each
+// iteration yields the same schedules in the same order.
+func ScheduleSeq(rn *harness.Runner, o Options) (iter.Seq[faults.Schedule], error) {
 	o = o.withDefaults()
 	for _, k := range o.Faults {
 		if why := rn.Unsupported(k); why != "" {
@@ -34,54 +52,95 @@ func Schedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
 	if o.Mode == Random {
 		return randomSchedules(rn, o)
 	}
-	var out []faults.Schedule
-	for _, kind := range o.Faults {
-		info, _ := kind.Info()
+	all, err := exhaustive(rn, o)
+	if err != nil {
+		return nil, err
+	}
+	total := 0
+	for range all {
+		total++
+	}
+	n := o.Cases
+	if n <= 0 || total <= n {
+		return all, nil
+	}
+	// A sample, evenly, so that every kind keeps its share: the schedules at i*total/n.
+	return func(yield func(faults.Schedule) bool) {
+		i, at := 0, 0
+		for s := range all {
+			if at == i*total/n {
+				if !yield(s) {
+					return
+				}
+				i++
+			}
+			at++
+		}
+	}, nil
+}
+
+// exhaustive returns the schedules of an Exhaustive campaign, every one (see Schedules).
+func exhaustive(rn *harness.Runner, o Options) (iter.Seq[faults.Schedule], error) {
+	goldens := make([]*harness.Golden, len(o.Faults))
+	for i, kind := range o.Faults {
 		g, err := rn.Golden(faults.Schedule{{Kind: kind}})
 		if err != nil {
 			return nil, err
 		}
-		for k := range g.Len() {
-			b := g.Beat(k)
-			if !b.Admits(kind) {
-				continue
+		goldens[i] = g
+	}
+	return func(yield func(faults.Schedule) bool) {
+		for i, kind := range o.Faults {
+			if !exhaustiveKind(goldens[i], kind, o, yield) {
+				return
 			}
-			f := faults.Fault{Kind: kind, Beat: k}
-			switch kind {
-			case faults.Lease:
-				for _, d := range o.LeasePauses {
-					f.Dur = d
-					out = append(out, faults.Schedule{f})
+		}
+	}, nil
+}
+
+// exhaustiveKind yields the schedules of one fault kind of an Exhaustive campaign over golden
+// run g, and returns false if yield did.
+func exhaustiveKind(g *harness.Golden, kind faults.Kind, o Options, yield func(faults.Schedule) bool) bool {
+	info, _ := kind.Info()
+	for k := range g.Len() {
+		b := g.Beat(k)
+		if !b.Admits(kind) {
+			continue
+		}
+		f := faults.Fault{Kind: kind, Beat: k}
+		switch kind {
+		case faults.Lease:
+			for _, d := range o.LeasePauses {
+				f.Dur = d
+				if !yield(faults.Schedule{f}) {
+					return false
 				}
-				continue
-			case faults.Torn, faults.Power:
-				// Each mode where it leaves the disk otherwise than a plain power loss; a
-				// plain power loss (power's first mode) everywhere.
-				for i, mode := range info.Modes {
-					if kind == faults.Power && i == 0 || g.Tearable(k, mode) {
-						f.Mode = mode
-						if i == 0 {
-							f.Mode = ""
-						}
-						out = append(out, faults.Schedule{f})
+			}
+			continue
+		case faults.Torn, faults.Power:
+			// Each mode where it leaves the disk otherwise than a plain power loss; a
+			// plain power loss (power's first mode) everywhere.
+			for i, mode := range info.Modes {
+				if kind == faults.Power && i == 0 || g.Tearable(k, mode) {
+					f.Mode = mode
+					if i == 0 {
+						f.Mode = ""
+					}
+					if !yield(faults.Schedule{f}) {
+						return false
 					}
 				}
-				continue
-			case faults.DiskFull:
-				f.Bytes = int64(b.Op.Len / 2)
-				f.Dur = o.diskFullDur()
 			}
-			out = append(out, faults.Schedule{f})
+			continue
+		case faults.DiskFull:
+			f.Bytes = int64(b.Op.Len / 2)
+			f.Dur = o.diskFullDur()
+		}
+		if !yield(faults.Schedule{f}) {
+			return false
 		}
 	}
-	if n := o.Cases; n > 0 && len(out) > n {
-		sample := make([]faults.Schedule, n) // evenly, so that every kind keeps its share
-		for i := range sample {
-			sample[i] = out[i*len(out)/n]
-		}
-		out = sample
-	}
-	return out, nil
+	return true
 }
 
 // UnsupportedError reports a campaign asking for a fault kind its target cannot honour
@@ -96,26 +155,39 @@ func (e *UnsupportedError) Error() string {
 	return fmt.Sprintf("%s faults cannot apply to %s: %s", e.Kind, e.Target, e.Why)
 }
 
-// randomSchedules draws Options.Cases distinct schedules from the seed.
-func randomSchedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
+// randomSchedules draws Options.Cases distinct schedules from the seed, lazily.
+func randomSchedules(rn *harness.Runner, o Options) (iter.Seq[faults.Schedule], error) {
 	d, err := newDrawer(rn, o)
 	if err != nil {
 		return nil, err
 	}
-	rng := rand.New(rand.NewPCG(o.Seed, 0x72616e646f6d))
-	pick := func(n int, _ string) int { return rng.IntN(n) }
-	seen := map[string]bool{}
-	var out []faults.Schedule
-	for misses := 0; len(out) < o.Cases && misses < maxMisses; {
-		s := d.draw(pick)
-		if key := s.String(); seen[key] {
-			misses++
-			continue
+	return func(yield func(faults.Schedule) bool) {
+		rng := rand.New(rand.NewPCG(o.Seed, 0x72616e646f6d))
+		pick := func(n int, _ string) int { return rng.IntN(n) }
+		seen := map[uint64]struct{}{}
+		for n, misses := 0, 0; n < o.Cases && misses < maxMisses; {
+			s := d.draw(pick)
+			key := scheduleHash(s)
+			if _, ok := seen[key]; ok {
+				misses++
+				continue
+			}
+			seen[key], misses = struct{}{}, 0
+			n++
+			if !yield(s) {
+				return
+			}
 		}
-		seen[s.String()], misses = true, 0
-		out = append(out, s)
-	}
-	return out, nil
+	}, nil
+}
+
+// scheduleHash is a 64-bit hash of a schedule's text form: two schedules drawn by one campaign
+// share one with a chance of about one in 10^7 in a million draws, and the later of them is then
+// taken for a repeat, deterministically.
+func scheduleHash(s faults.Schedule) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s.String()))
+	return h.Sum64()
 }
 
 // maxMisses is how many draws in a row may repeat schedules already drawn before a Random

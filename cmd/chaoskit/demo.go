@@ -54,12 +54,13 @@ func runDemo(c *cli, args []string) error {
 	}
 	formats, _ := parseFormats(allFormats)
 	ok := true
-	if err := c.publish(rep, *out, formats, func(w io.Writer, rep *reports.Report) {
+	if err := c.publish(rep, *out, formats, func(w io.Writer, rep *reports.Report) error {
 		printTable(w, rep, "agent", func(t *reports.TargetSummary) string {
 			v, caught := demoVerdict(t, infos[t.Target])
 			ok = ok && caught
 			return v
 		})
+		return nil
 	}); err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func TestResumeOfDamagedJournals(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	sameReport(t, filepath.Join(campaignDir(t, actThenSave...).dir, "report.json"), filepath.Join(dir, "report.json"))
-	if st, err := campaign.ReadJournal(afero.NewOsFs(), campaign.JournalPath(dir)); err != nil || len(st.Cases) != len(lines)-2 {
+	if st, err := campaign.ReadJournal(afero.NewOsFs(), campaign.JournalPath(dir)); err != nil || st.Len() != len(lines)-2 {
 		t.Fatalf("the resumed journal: %v", err)
 	}
 }

@@ -60,15 +60,18 @@ func (o output) check(opts reports.Options) ([]string, campaign.Gate, error) {
 // publish writes rep into dir in the given formats and, if text is one of them, prints it with
 // summary. It returns the first error in writing a file; the journal, written as the cases
 // finished, stays whatever happens.
-func (c *cli) publish(rep *reports.Report, dir string, formats []string, summary func(w io.Writer, rep *reports.Report)) error {
+func (c *cli) publish(rep *reports.Report, dir string, formats []string, summary func(w io.Writer, rep *reports.Report) error) error {
 	rep.Provenance = campaign.Provenance(c.args)
 	written, err := reports.WriteDir(c.fs, dir, rep, formats)
 	if slices.Contains(formats, textFormat) {
-		summary(c.stdout, rep)
+		if serr := summary(c.stdout, rep); serr != nil && err == nil {
+			err = serr
+		}
 		for _, n := range c.notes {
 			fmt.Fprintf(c.stdout, "\nnote: %s", n)
 		}
-		fmt.Fprintf(c.stdout, "\n%d cases in %.1fs", len(rep.Cases), rep.DurationMs/1000)
+		total := totals(rep)
+		fmt.Fprintf(c.stdout, "\n%d cases in %.1fs", total.Cases, rep.DurationMs/1000)
 		if len(written) > 0 {
 			fmt.Fprintf(c.stdout, "; wrote %s", strings.Join(written, ", "))
 		}
@@ -86,10 +89,7 @@ func judge(rep *reports.Report, g campaign.Gate, w io.Writer) error {
 	if g != nil {
 		return gateVerdict(g, rep, w)
 	}
-	var s reports.Stats
-	for i := range rep.Cases {
-		s.Add(&rep.Cases[i])
-	}
+	s := totals(rep)
 	switch {
 	case s.Failed > 0:
 		return exitError{exitFail, fmt.Sprintf("%d of %d cases failed", s.Failed, s.Cases)}
@@ -97,4 +97,23 @@ func judge(rep *reports.Report, g campaign.Gate, w io.Writer) error {
 		return exitError{exitUnknown, fmt.Sprintf("%d of %d cases could not be decided", s.Unknown, s.Cases)}
 	}
 	return nil
+}
+
+// totals returns the verdicts of rep's cases, counted: from its summary, or from its cases if it
+// has none.
+func totals(rep *reports.Report) reports.Stats {
+	var s reports.Stats
+	for _, t := range rep.Summary.Targets {
+		s.Cases += t.Cases
+		s.Passed += t.Passed
+		s.Failed += t.Failed
+		s.Unknown += t.Unknown
+	}
+	if len(rep.Summary.Targets) == 0 {
+		rep.Each(func(c *reports.Case) error {
+			s.Add(c)
+			return nil
+		})
+	}
+	return s
 }

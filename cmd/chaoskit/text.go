@@ -12,31 +12,42 @@ import (
 )
 
 // printSummary prints the text form of a campaign's report: a row per target, then the first
-// problems of each.
-func printSummary(w io.Writer, rep *reports.Report) {
+// problems of each. It reads the report's cases once.
+func printSummary(w io.Writer, rep *reports.Report) error {
+	var problems []*reports.Case // the first few of each target, in run order
+	shown := map[string]int{}
+	why := map[string]map[string]string{} // target -> property not checked -> the first reason
+	err := rep.Each(func(c *reports.Case) error {
+		for _, n := range c.NotChecked {
+			p, _, _ := strings.Cut(n, ":")
+			if rest, ok := strings.CutPrefix(n, p+": "); ok && why[c.Target][p] == "" {
+				if why[c.Target] == nil {
+					why[c.Target] = map[string]string{}
+				}
+				why[c.Target][p] = rest
+			}
+		}
+		if c.Verdict != oracle.Pass && shown[c.Target] < problemsShown {
+			shown[c.Target]++
+			problems = append(problems, c)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	printTable(w, rep, "target", targetVerdict)
-	printNotChecked(w, rep)
-	printProblems(w, rep)
+	printNotChecked(w, rep, why)
+	printProblems(w, problems)
+	return nil
 }
 
-// printNotChecked says, per target, which properties some cases could not check, and why: a
-// pass does not vouch for them there.
-func printNotChecked(w io.Writer, rep *reports.Report) {
+// printNotChecked says, per target, which properties some cases could not check, and why (the
+// first reason given, by target and property): a pass does not vouch for them there.
+func printNotChecked(w io.Writer, rep *reports.Report, why map[string]map[string]string) {
 	for _, t := range rep.Summary.Targets {
 		for _, p := range slices.Sorted(maps.Keys(t.NotChecked)) {
-			why := ""
-			for i := range rep.Cases {
-				c := &rep.Cases[i]
-				if c.Target != t.Target {
-					continue
-				}
-				for _, n := range c.NotChecked {
-					if rest, ok := strings.CutPrefix(n, p+": "); ok && why == "" {
-						why = rest
-					}
-				}
-			}
-			fmt.Fprintf(w, "note: %s: %s not checked in %d of %d cases: %s\n", t.Target, p, t.NotChecked[p], t.Cases, why)
+			fmt.Fprintf(w, "note: %s: %s not checked in %d of %d cases: %s\n", t.Target, p, t.NotChecked[p], t.Cases, why[t.Target][p])
 		}
 	}
 }
@@ -76,19 +87,13 @@ func targetVerdict(t *reports.TargetSummary) string {
 // problemsShown is how many failing or unknown cases the text summary shows per target.
 const problemsShown = 3
 
-// printProblems prints, for each target, its first few failing or unknown cases with the
-// command that replays each.
-func printProblems(w io.Writer, rep *reports.Report) {
-	shown := map[string]int{}
-	for i := range rep.Cases {
-		c := &rep.Cases[i]
-		if c.Verdict == oracle.Pass || shown[c.Target] >= problemsShown {
-			continue
-		}
-		if len(shown) == 0 {
+// printProblems prints the first few failing or unknown cases of each target with the command
+// that replays each.
+func printProblems(w io.Writer, problems []*reports.Case) {
+	for i, c := range problems {
+		if i == 0 {
 			fmt.Fprintln(w, "\nfirst problems:")
 		}
-		shown[c.Target]++
 		why := c.Reason
 		if len(c.Violations) > 0 {
 			why = c.Violations[0].Property + ": " + c.Violations[0].Detail
