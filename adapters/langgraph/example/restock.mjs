@@ -25,6 +25,10 @@
 //                                  has a checkpoint (a common mistake: it starts the run again)
 //   --no-retry                     call each tool once and let ToolNode handle an error (by
 //                                  default it turns it into an error message for the model)
+//   --no-space-wait                let a write that finds the disk full fail at once (by default
+//                                  the checkpointer waits for space and writes again): the
+//                                  process fails, is restarted onto the same full disk, and fails
+//                                  again (a common mistake: a crash loop on a full disk)
 //   --thread ID                    the thread (default restock-1)
 //   --log-nodes FILE               append "ATTEMPT NODE" to FILE as each node starts (streaming
 //                                  the graph's tasks): which nodes a restart runs again
@@ -40,6 +44,7 @@ const { values: flags } = parseArgs({
     synchronous: { type: 'string' },
     'restart-input': { type: 'boolean', default: false },
     'no-retry': { type: 'boolean', default: false },
+    'no-space-wait': { type: 'boolean', default: false },
     thread: { type: 'string', default: 'restock-1' },
     'log-nodes': { type: 'string' },
     'dump-state': { type: 'boolean', default: false },
@@ -147,7 +152,7 @@ async function main() {
     .addEdge('place_orders', 'report')
     .addEdge('report', END);
 
-  const saver = lg.openSaver(ck, { journal: flags.journal, synchronous: flags.synchronous });
+  const saver = lg.openSaver(ck, { journal: flags.journal, synchronous: flags.synchronous, waitForSpace: !flags['no-space-wait'] });
   const app = graph.compile({ checkpointer: saver });
   const config = { configurable: { thread_id: flags.thread }, durability: flags.durability };
   const input = { messages: [new HumanMessage(REQUEST)] };
