@@ -220,6 +220,68 @@ export function openSaver(ck, { journal = 'delete', synchronous, waitForSpace = 
 }
 
 /**
+ * Makes the ids LangGraph draws reproducible under chaoskit: its checkpoint ids, and the task
+ * ids derived from them. LangGraph makes a checkpoint id with uuid6 from Date.now() and random
+ * bytes (crypto.getRandomValues), so two runs of the same graph get other ids, and so does
+ * anything derived from them: a task id (uuid5 of the checkpoint id, the step and the node), and
+ * an idempotency key made of it (--key task-id), which is in chaoskit's beat trace; chaoskit then
+ * refuses the run as not deterministic. After this call, in this process:
+ *
+ *   - Date.now() returns chaoskit's virtual time at the call (ck.now()): frozen, as virtual time
+ *     moves only when chaoskit moves it. uuid6 orders the ids it makes within one millisecond by
+ *     a counter, and a restarted process starts later in virtual time (a restart takes 1s of it),
+ *     so a later checkpoint still has a greater id, which is how SqliteSaver finds the latest.
+ *   - crypto.getRandomValues() and crypto.randomUUID() draw from a generator seeded from the
+ *     process's seeded source (ck.random()): the same numbers in the golden run and the first
+ *     process of every case, other ones in a restarted process, as a real restart would.
+ *
+ * So an id is the same in two runs that do the same, and a process that starts again makes new
+ * ones, as in production. It changes globals: call it once, first thing, only under chaoskit.
+ * (new Date() is left alone: LangGraph stamps checkpoints with it, and nothing compares those.)
+ * @param {import('../process/js/chaoskit.mjs').Client} ck
+ */
+export async function reproducibleIds(ck) {
+  const now = (await ck.now()).getTime();
+  let s = BigInt.asUintN(64, await ck.random());
+  /** splitmix64: the next 64 random bits. */
+  const next = () => {
+    s = BigInt.asUintN(64, s + 0x9e3779b97f4a7c15n);
+    let z = s;
+    z = BigInt.asUintN(64, (z ^ (z >> 30n)) * 0xbf58476d1ce4e5b9n);
+    z = BigInt.asUintN(64, (z ^ (z >> 27n)) * 0x94d049bb133111ebn);
+    return z ^ (z >> 31n);
+  };
+  const fill = (bytes) => {
+    for (let i = 0; i < bytes.length; i += 8) {
+      let v = next();
+      for (let j = i; j < Math.min(i + 8, bytes.length); j++, v >>= 8n) bytes[j] = Number(v & 0xffn);
+    }
+  };
+  Date.now = () => now;
+  const c = globalThis.crypto;
+  Object.defineProperty(c, 'getRandomValues', {
+    configurable: true,
+    writable: true,
+    value: (array) => {
+      fill(new Uint8Array(array.buffer, array.byteOffset, array.byteLength));
+      return array;
+    },
+  });
+  Object.defineProperty(c, 'randomUUID', {
+    configurable: true,
+    writable: true,
+    value: () => {
+      const b = new Uint8Array(16);
+      fill(b);
+      b[6] = (b[6] & 0x0f) | 0x40;
+      b[8] = (b[8] & 0x3f) | 0x80;
+      const h = Buffer.from(b).toString('hex');
+      return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+    },
+  });
+}
+
+/**
  * Returns the input to invoke the graph with: null when the thread has a checkpoint, so that
  * LangGraph resumes it (finished nodes are not run again, and a finished thread just returns its
  * state), else input. Decide on the checkpoint, not on getState().next: after a crash under

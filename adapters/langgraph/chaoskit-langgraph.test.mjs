@@ -8,7 +8,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import { StateGraph, Annotation, MessagesAnnotation, START, END } from '@langchain/langgraph';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
-import { DATABASE, SPACE_TRIES, SPACE_WAIT_MS, diskFull, openSaver, resumeInput, stepKey } from './chaoskit-langgraph.mjs';
+import { DATABASE, SPACE_TRIES, SPACE_WAIT_MS, diskFull, openSaver, reproducibleIds, resumeInput, stepKey } from './chaoskit-langgraph.mjs';
 import { latestCheckpoint, plainMessage } from './latest-checkpoint.mjs';
 
 /** The temporary directories to remove when the tests are done. */
@@ -150,3 +150,24 @@ test('a disk that stays full ends the run after SPACE_TRIES waits; without waitF
   assert.ok(!diskFull(new Error('SQLITE_IOERR')));
 });
 
+test('reproducibleIds: the same ids from the same clock and seed, others from another seed', async () => {
+  // In a child process: it changes globals.
+  const script = `
+    import { reproducibleIds } from './chaoskit-langgraph.mjs';
+    import { uuid6 } from '@langchain/langgraph-checkpoint';
+    import { v4 } from '@langchain/core/utils/uuid';
+    const seed = BigInt(process.argv[1]);
+    await reproducibleIds({ now: async () => new Date(1700000000000), random: async () => seed });
+    console.log(JSON.stringify({ now: Date.now(), ids: [uuid6(-1), uuid6(0), uuid6(1)], v4: v4(), uuid: crypto.randomUUID() }));
+  `;
+  const { execFileSync } = await import('node:child_process');
+  const run = (seed) => JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script, String(seed)], { cwd: import.meta.dirname }).toString());
+  const a = run(7);
+  const b = run(7);
+  const c = run(8);
+  assert.deepEqual(a, b);
+  assert.equal(a.now, 1700000000000);
+  assert.notDeepEqual(a.ids, c.ids);
+  assert.deepEqual([...a.ids].sort(), a.ids, 'ids made later sort later');
+  assert.match(a.uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+});

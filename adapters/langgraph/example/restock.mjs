@@ -29,6 +29,10 @@
 //                                  the checkpointer waits for space and writes again): the
 //                                  process fails, is restarted onto the same full disk, and fails
 //                                  again (a common mistake: a crash loop on a full disk)
+//   --wall-clock-ids               leave LangGraph's ids to the wall clock and crypto's randomness
+//                                  (by default reproducibleIds() draws them from chaoskit's
+//                                  virtual clock and seeded source): the checkpoint ids, and the
+//                                  task ids made from them, differ from run to run
 //   --thread ID                    the thread (default restock-1)
 //   --log-nodes FILE               append "ATTEMPT NODE" to FILE as each node starts (streaming
 //                                  the graph's tasks): which nodes a restart runs again
@@ -45,6 +49,7 @@ const { values: flags } = parseArgs({
     'restart-input': { type: 'boolean', default: false },
     'no-retry': { type: 'boolean', default: false },
     'no-space-wait': { type: 'boolean', default: false },
+    'wall-clock-ids': { type: 'boolean', default: false },
     thread: { type: 'string', default: 'restock-1' },
     'log-nodes': { type: 'string' },
     'dump-state': { type: 'boolean', default: false },
@@ -84,6 +89,9 @@ async function main() {
     console.error(`restock: ${err.message}; run it with chaoskit run --exec 'node restock.mjs' (see ../README.md)`);
     process.exit(2);
   }
+  // LangGraph's checkpoint ids (and its task ids, made from them) from chaoskit's virtual clock
+  // and seeded source, so that two runs make the same ones.
+  if (!flags['wall-clock-ids']) await lg.reproducibleIds(ck);
   const retry = !flags['no-retry'];
 
   // The tools: a read-only look-up, and the purchase order, the effect chaoskit counts.
