@@ -1,0 +1,16 @@
+module github.com/chaoskit/chaoskit/adapters/langgraph
+
+go 1.26.0
+
+require github.com/chaoskit/chaoskit v0.0.0
+
+require (
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/hanwen/go-fuse/v2 v2.12.1 // indirect
+	github.com/spf13/afero v1.15.0 // indirect
+	golang.org/x/sync v0.24.0 // indirect
+	golang.org/x/sys v0.28.0 // indirect
+	golang.org/x/text v0.28.0 // indirect
+)
+
+replace github.com/chaoskit/chaoskit => ../..
