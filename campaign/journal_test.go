@@ -216,7 +216,7 @@ func TestJournalWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newJournalWriter(j, map[string]int{})
+	w := newJournalWriter(j, map[string]int{}, 0)
 	var want []string
 	for i := range 3000 {
 		c := &reports.Case{ID: fmt.Sprint("t:kill@", i), Index: i}
@@ -247,7 +247,7 @@ func TestJournalWriter(t *testing.T) {
 	if j, err = journalCampaign(t).openJournal(RunOptions{FS: faults.New(disk, fill), Dir: "D"}); err != nil {
 		t.Fatal(err)
 	}
-	w = newJournalWriter(j, map[string]int{})
+	w = newJournalWriter(j, map[string]int{}, 0)
 	for i := range cases {
 		w.add(&cases[i])
 	}

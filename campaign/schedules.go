@@ -164,21 +164,60 @@ func randomSchedules(rn *harness.Runner, o Options) (iter.Seq[faults.Schedule], 
 	return func(yield func(faults.Schedule) bool) {
 		rng := rand.New(rand.NewPCG(o.Seed, 0x72616e646f6d))
 		pick := func(n int, _ string) int { return rng.IntN(n) }
-		seen := map[uint64]struct{}{}
+		seen := newHashSet(o.Cases)
 		for n, misses := 0, 0; n < o.Cases && misses < maxMisses; {
 			s := d.draw(pick)
-			key := scheduleHash(s)
-			if _, ok := seen[key]; ok {
+			if !seen.add(scheduleHash(s)) {
 				misses++
 				continue
 			}
-			seen[key], misses = struct{}{}, 0
+			misses = 0
 			n++
 			if !yield(s) {
 				return
 			}
 		}
 	}, nil
+}
+
+// hashSet is a set of 64-bit hashes, open-addressed: 16 bytes a hash at most, half a map's.
+type hashSet struct {
+	slots []uint64 // 0: empty; a hash of 0 is kept as 1
+	n     int
+}
+
+// newHashSet returns a set sized for n hashes.
+func newHashSet(n int) *hashSet {
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	return &hashSet{slots: make([]uint64, size)}
+}
+
+// add adds h to the set and reports whether it was not there.
+func (s *hashSet) add(h uint64) bool {
+	if 2*(s.n+1) > len(s.slots) {
+		old := s.slots
+		s.slots, s.n = make([]uint64, 2*len(old)), 0
+		for _, v := range old {
+			if v != 0 {
+				s.add(v)
+			}
+		}
+	}
+	h = max(h, 1)
+	mask := uint64(len(s.slots) - 1)
+	for i := (h * 0x9e3779b97f4a7c15 >> 32) & mask; ; i = (i + 1) & mask { // the hash's bits mixed
+		switch s.slots[i] {
+		case h:
+			return false
+		case 0:
+			s.slots[i] = h
+			s.n++
+			return true
+		}
+	}
 }
 
 // scheduleHash is a 64-bit hash of a schedule's text form: two schedules drawn by one campaign
