@@ -63,7 +63,8 @@ func runBench(c *cli, args []string) error {
 	out := fs.String("out", "", "write bench.json to this directory too")
 	beatsList := fs.String("beats", "10,100,1000,10000", "the synthetic agents' lengths, in beats, with commas")
 	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "cases at once, for the throughput")
-	random := fs.Int("random", 0, "also run a random campaign of this many cases over the synthetic agent of 100 beats, streaming its report, and report its peak memory")
+	random := fs.Int("random", 0, "first run a random campaign of this many cases over the synthetic agent of 100 beats, streaming its report, and report its peak memory")
+	randomOnly := fs.Bool("random-only", false, "with --random, measure nothing else")
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
@@ -82,9 +83,19 @@ func runBench(c *cli, args []string) error {
 	if *workers < 1 {
 		return usagef("--workers %d: want 1 or more", *workers)
 	}
+	if *randomOnly && *random == 0 {
+		return usagef("--random-only needs --random N")
+	}
 	start := time.Now()
 	r := &benchReport{Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()), Workers: *workers}
-	if err := r.reference(c); err != nil {
+	if *random > 0 { // first, so that its peak memory is its own
+		if r.Random, err = benchRandomCampaign(c, *random, *workers); err != nil {
+			return err
+		}
+	}
+	if *randomOnly {
+		lengths = nil
+	} else if err := r.reference(c); err != nil {
 		return err
 	}
 	for _, n := range lengths {
@@ -94,11 +105,6 @@ func runBench(c *cli, args []string) error {
 		}
 		r.Scaling = append(r.Scaling, p)
 		fmt.Fprintf(c.stderr, "chaoskit: bench: %d beats done\n", n)
-	}
-	if *random > 0 {
-		if r.Random, err = benchRandomCampaign(c, *random); err != nil {
-			return err
-		}
 	}
 	r.PeakRSSMb = peakRSSMb()
 	r.Took = time.Since(start)
@@ -201,9 +207,10 @@ func benchSynthetic(n int) (benchPoint, error) {
 	return p, nil
 }
 
-// benchRandomCampaign runs a random campaign of n cases over the synthetic agent of 100 beats,
-// with its journal and report in a temporary directory, and measures its peak memory.
-func benchRandomCampaign(c *cli, n int) (*benchRandom, error) {
+// benchRandomCampaign runs a random campaign of n cases over the synthetic agent of 100 beats
+// with the given workers, its journal and report (JSON, HTML) in a temporary directory, and
+// measures its peak memory.
+func benchRandomCampaign(c *cli, n, workers int) (*benchRandom, error) {
 	dir, err := afero.TempDir(c.fs, "", "chaoskit-bench-")
 	if err != nil {
 		return nil, err
@@ -211,7 +218,7 @@ func benchRandomCampaign(c *cli, n int) (*benchRandom, error) {
 	defer c.fs.RemoveAll(dir)
 	camp := &campaign.Campaign{
 		Targets: []campaign.Target{{Name: "synthetic", New: reference.Synthetic(100)}},
-		Options: campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power}, Mode: campaign.Random, Cases: n},
+		Options: campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power}, Mode: campaign.Random, Cases: n, Workers: workers},
 	}
 	t0 := time.Now()
 	rep, err := camp.Run(c.ctx, campaign.RunOptions{FS: c.fs, Dir: dir})
