@@ -304,6 +304,38 @@ func LoadHead(path string) (*Report, error) {
 	return rd.Head, nil
 }
 
+// LoadStream reads the report at path as LoadHead does, and sets its Source to read the cases
+// from the file one at a time whenever they are asked for (see Each), so that the report takes
+// the same memory whatever the number of its cases. Its summary is taken as written, not
+// recomputed. Errors, of reading the head or a case, name the file; a file changed between
+// reads is read as it is then.
+func LoadStream(path string) (*Report, error) {
+	head, err := LoadHead(path)
+	if err != nil {
+		return nil, err
+	}
+	head.Source = func(fn func(*Case) error) error {
+		rd, err := OpenReport(path)
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		for {
+			c, err := rd.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if err := fn(c); err != nil {
+				return err
+			}
+		}
+	}
+	return head, nil
+}
+
 // Decode reads a report from rd; see Load.
 func Decode(rd io.Reader) (*Report, error) {
 	r, err := NewReader(rd)

@@ -113,8 +113,10 @@ func TestSourceErrors(t *testing.T) {
 	}
 }
 
-// A Reader reads a report case by case as Load reads it whole; LoadHead reads all but the cases.
-func TestReaderAndLoadHead(t *testing.T) {
+// writeRandomReport writes randomReport, with a wall-clock duration, to a report.json in a new
+// directory, and returns its path and the report Load reads back from it.
+func writeRandomReport(t *testing.T) (string, *Report) {
+	t.Helper()
 	r := randomReport(t)
 	r.DurationMs = 1234.5
 	path := filepath.Join(t.TempDir(), "report.json")
@@ -125,6 +127,12 @@ func TestReaderAndLoadHead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path, whole
+}
+
+// A Reader reads a report case by case as Load reads it whole; LoadHead reads all but the cases.
+func TestReaderAndLoadHead(t *testing.T) {
+	path, whole := writeRandomReport(t)
 	rd, err := OpenReport(path)
 	if err != nil {
 		t.Fatal(err)
@@ -185,5 +193,38 @@ func TestReaderAndLoadHead(t *testing.T) {
 		if _, err := Decode(bytes.NewReader(b)); err == nil {
 			t.Errorf("a report ending %q decodes", tail)
 		}
+	}
+}
+
+// LoadStream holds a report's head and reads its cases from the file each time they are asked
+// for: the same cases as Load, an early stop, and a damaged case as an error naming the file.
+func TestLoadStream(t *testing.T) {
+	path, whole := writeRandomReport(t)
+	rep, err := LoadStream(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Cases != nil || rep.Source == nil || !reflect.DeepEqual(rep.Summary, whole.Summary) {
+		t.Fatalf("LoadStream: %d cases in memory, summary %+v", len(rep.Cases), rep.Summary)
+	}
+	for range 2 { // the cases can be read again
+		var cases []Case
+		if err := rep.Each(func(c *Case) error { cases = append(cases, *c); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(cases, whole.Cases) {
+			t.Fatalf("%d cases streamed, %d loaded", len(cases), len(whole.Cases))
+		}
+	}
+	stop := errors.New("stop")
+	n := 0
+	if err := rep.Each(func(*Case) error { n++; return stop }); err != stop || n != 1 {
+		t.Errorf("an early stop: %v after %d cases", err, n)
+	}
+	b, _ := os.ReadFile(path)
+	os.WriteFile(path, []byte(strings.Replace(string(b), `"index": 700,`, `"index": "seven hundred",`, 1)), 0o644)
+	n = 0
+	if err := rep.Each(func(*Case) error { n++; return nil }); n != 700 || err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("a damaged case: %v after %d cases", err, n)
 	}
 }
