@@ -34,7 +34,7 @@ func runGate(c *cli, args []string) error {
 	if err != nil {
 		return usagef("--tolerance: %v", err)
 	}
-	rep, err := loadReport(pos[0])
+	rep, err := loadSummary(pos[0])
 	if err != nil {
 		return err
 	}
@@ -44,14 +44,22 @@ func runGate(c *cli, args []string) error {
 	}
 	var failed []string
 	if *baseline != "" {
-		old, err := loadReport(*baseline)
+		old, err := loadSummary(*baseline)
 		if err != nil {
 			return err
 		}
 		if d := old.OtherCampaign(rep); d != "" {
 			return usagef("--baseline %s is a report of another campaign (%s): their figures do not compare", *baseline, d)
 		}
-		regressions := reports.Compare(old, rep, opts)
+		before, err := summarized(old)
+		if err != nil {
+			return err
+		}
+		now, err := summarized(rep)
+		if err != nil {
+			return err
+		}
+		regressions := reports.Compare(before, now, opts)
 		for _, r := range regressions {
 			fmt.Fprintf(c.stdout, "regression: %s\n", r)
 		}
@@ -74,12 +82,37 @@ func runGate(c *cli, args []string) error {
 	return nil
 }
 
-// loadReport loads a report from a report.json, or from a report directory.
+// loadReport loads a report from a report.json, or from a report directory, with every case.
 func loadReport(path string) (*reports.Report, error) {
+	return reports.Load(reportFile(path))
+}
+
+// reportFile returns the report.json of a report directory, or path itself if it is not one.
+func reportFile(path string) string {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		path = filepath.Join(path, "report.json")
+		return filepath.Join(path, "report.json")
 	}
-	return reports.Load(path)
+	return path
+}
+
+// loadSummary loads a report from a report.json, or from a report directory, without its cases:
+// its summary, options, seed and provenance, all that a gate needs. Its cases are read from the
+// file, one at a time, only if something asks for them (see reports.LoadStream).
+func loadSummary(path string) (*reports.Report, error) {
+	return reports.LoadStream(reportFile(path))
+}
+
+// summarized returns rep if it has a summary, else a copy of it summarised from its cases, read
+// one at a time, for reports.Compare to compare: a report of chaoskit's always has one.
+func summarized(rep *reports.Report) (*reports.Report, error) {
+	if len(rep.Summary.Targets) > 0 {
+		return rep, nil
+	}
+	s := *rep
+	if err := s.Summarize(nil); err != nil {
+		return nil, err
+	}
+	return &s, nil
 }
 
 // campaignOptions returns the options of the campaign rep is of, with its targets taken from its
