@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -37,11 +38,13 @@ func runReplay(c *cli, args []string) error {
 		if len(pos) != 1 {
 			return usagef("replay --case ID takes one report (a report.json or its directory), got %d arguments", len(pos))
 		}
-		rep, err := loadReport(pos[0])
+		rep, err := loadSummary(pos[0])
 		if err != nil {
 			return err
 		}
-		if want = findCase(rep, *caseID); want == nil {
+		if want, err = findCase(rep, *caseID); err != nil {
+			return err
+		} else if want == nil {
 			return usagef("no case %q in %s", *caseID, pos[0])
 		}
 		*name, *seed, *schedule, commands = want.Target, rep.Seed, want.Schedule, rep.Options.Commands
@@ -106,12 +109,23 @@ func runReplay(c *cli, args []string) error {
 	return nil
 }
 
-// findCase returns the case of rep with the given ID, or nil.
-func findCase(rep *reports.Report, id string) *reports.Case {
-	for i := range rep.Cases {
-		if rep.Cases[i].ID == id {
-			return &rep.Cases[i]
+// findCase returns the case of rep with the given ID, or nil, reading rep's cases one at a time
+// (see reports.Report.Each) and no further than that case, so that it holds one case at a time.
+// The error is of reading the cases.
+func findCase(rep *reports.Report, id string) (*reports.Case, error) {
+	var found *reports.Case
+	err := rep.Each(func(c *reports.Case) error {
+		if c.ID == id {
+			found = c
+			return errFound
 		}
+		return nil
+	})
+	if err != nil && err != errFound {
+		return nil, err
 	}
-	return nil
+	return found, nil
 }
+
+// errFound stops findCase's reading of the cases at the case it looks for.
+var errFound = errors.New("found")
