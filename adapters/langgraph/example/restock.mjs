@@ -34,8 +34,9 @@
 //                                  virtual clock and seeded source): the checkpoint ids, and the
 //                                  task ids made from them, differ from run to run
 //   --thread ID                    the thread (default restock-1)
-//   --log-nodes FILE               append "ATTEMPT NODE" to FILE as each node starts (streaming
-//                                  the graph's tasks): which nodes a restart runs again
+//   --log-nodes FILE               append "ATTEMPT start" to FILE as the process starts, and
+//                                  "ATTEMPT NODE" as each node starts (streaming the graph's
+//                                  tasks): which nodes a restart runs again
 //   --dump-state                   print the thread's checkpointed state as JSON and exit
 import process from 'node:process';
 import { parseArgs } from 'node:util';
@@ -75,6 +76,10 @@ if (flags['dump-state']) {
 }
 
 async function main() {
+  if (flags['log-nodes']) {
+    // Before anything else: a process killed at its first beat is in the log too.
+    (await import('node:fs')).appendFileSync(flags['log-nodes'], `${process.env.CHAOSKIT_ATTEMPT ?? '-'} start\n`);
+  }
   const lg = await import('../chaoskit-langgraph.mjs');
   const { StateGraph, Annotation, MessagesAnnotation, START, END } = await import('@langchain/langgraph');
   const { ToolNode } = await import('@langchain/langgraph/prebuilt');
