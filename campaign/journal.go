@@ -54,24 +54,30 @@ type journal struct {
 // WriteJournal writes a whole journal at path, atomically: the header, then cases. It returns
 // the journal's size.
 func WriteJournal(fsys afero.Fs, path string, h Header, cases []reports.Case) (size int64, err error) {
-	h.Journal = journalSchema
-	var buf bytes.Buffer
-	for _, v := range append([]any{h}, casesAsAny(cases)...) {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return 0, fmt.Errorf("encoding journal %s: %w", path, err)
-		}
-		buf.Write(append(b, '\n'))
-	}
-	return int64(buf.Len()), reports.WriteAtomic(fsys, path, buf.Bytes())
+	return WriteJournalFrom(fsys, path, h, (&reports.Report{Cases: cases}).Each)
 }
 
-func casesAsAny(cases []reports.Case) []any {
-	out := make([]any, len(cases))
-	for i := range cases {
-		out[i] = &cases[i]
-	}
-	return out
+// WriteJournalFrom is WriteJournal of the cases each yields (as reports.Report.Each does),
+// written one at a time: a journal of any size takes the memory of a case. It returns the
+// journal's size, or the first error, of each or of writing, naming path.
+func WriteJournalFrom(fsys afero.Fs, path string, h Header, each func(fn func(*reports.Case) error) error) (size int64, err error) {
+	h.Journal = journalSchema
+	err = reports.WriteAtomicFunc(fsys, path, func(w io.Writer) error {
+		line := func(v any) error {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return fmt.Errorf("encoding the journal: %w", err)
+			}
+			n, err := w.Write(append(b, '\n'))
+			size += int64(n)
+			return err
+		}
+		if err := line(h); err != nil {
+			return err
+		}
+		return each(func(c *reports.Case) error { return line(c) })
+	})
+	return size, err
 }
 
 // startJournal starts a journal at path, replacing any, with the header h, and opens it for
