@@ -2,7 +2,9 @@ package reports
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
+	"iter"
 	"reflect"
 	"slices"
 	"strconv"
@@ -43,6 +45,12 @@ func (s Shard) Holds(index int) bool { return s.N == 0 || index%s.N == s.I-1 }
 // Index, and its summary computed afresh. Every field but the wall-clock ones comes out the same
 // as the unsharded run's; DurationMs is the longest shard's, as shards run side by side.
 //
+// When a shard's cases come from a Source (see LoadStream), so do the merged report's: they are
+// merged as they stream, in one pass over the shards per reading, which holds a case per shard,
+// and Merge reads them once to summarise them (and to take their DurationMs, which LoadStream
+// sets once it has read the cases through). Shards whose cases are not in campaign order, or
+// name targets their options do not list (as no chaoskit writes), are merged in memory.
+//
 // Merge refuses reports that are not shards, shards of different campaigns (a different seed or
 // different options), and a set of shards with one missing or repeated.
 func Merge(shards ...*Report) (*Report, error) {
@@ -79,16 +87,120 @@ func Merge(shards ...*Report) (*Report, error) {
 	out := &Report{Schema: first.Schema, Seed: first.Seed, Options: base}
 	golden := map[string]int{}
 	for _, r := range shards {
-		out.Cases = append(out.Cases, r.Cases...)
-		out.DurationMs = max(out.DurationMs, r.DurationMs)
 		for _, t := range r.Summary.Targets {
 			golden[t.Target] = t.GoldenBeats
 		}
+	}
+	if slices.ContainsFunc(shards, func(r *Report) bool { return r.Source != nil }) {
+		out.Source = mergeSources(shards, base.Targets)
+		err := out.Summarize(golden)
+		if err == nil {
+			for _, r := range shards {
+				out.DurationMs = max(out.DurationMs, r.DurationMs)
+			}
+			return out, nil
+		}
+		if !errors.Is(err, errOutOfOrder) {
+			return nil, err
+		}
+		// Shards of another chaoskit, or targets the options do not list: sort in memory.
+		out.Source = nil
+	}
+	for _, r := range shards {
+		if err := r.Each(func(c *Case) error { out.Cases = append(out.Cases, *c); return nil }); err != nil {
+			return nil, err
+		}
+		out.DurationMs = max(out.DurationMs, r.DurationMs)
 	}
 	out.SortCases()
 	out.Summarize(golden)
 	return out, nil
 }
+
+// errOutOfOrder stops a merge of shards as they stream when the cases of a shard are not in the
+// order of SortCases over the targets of the campaign's options, which that merge relies on.
+var errOutOfOrder = errors.New("a shard's cases are not in campaign order")
+
+// mergeSources returns a Source that yields the cases of shards, each in the order SortCases
+// gives over targets, merged into that order: a k-way merge that holds a case per shard. It
+// yields errOutOfOrder, after the cases before, if a shard's cases are not in that order or
+// name a target not in targets.
+func mergeSources(shards []*Report, targets []string) func(fn func(*Case) error) error {
+	rank := map[string]int{}
+	for _, t := range targets {
+		if _, ok := rank[t]; !ok {
+			rank[t] = len(rank)
+		}
+	}
+	type key struct{ rank, index int }
+	return func(fn func(*Case) error) error {
+		type head struct {
+			c    *Case
+			key  key
+			next func() (*Case, bool)
+			err  *error
+		}
+		var heads []*head
+		var stops []func()
+		defer func() {
+			for _, stop := range stops {
+				stop()
+			}
+		}()
+		// advance reads h's next case, checking its order.
+		advance := func(h *head) error {
+			c, ok := h.next()
+			if !ok {
+				h.c = nil
+				return *h.err
+			}
+			r, known := rank[c.Target]
+			k := key{r, c.Index}
+			if !known || h.c != nil && (k.rank < h.key.rank || k.rank == h.key.rank && k.index < h.key.index) {
+				return errOutOfOrder
+			}
+			h.c, h.key = c, k
+			return nil
+		}
+		for _, r := range shards {
+			h := &head{err: new(error)}
+			next, stop := iter.Pull(func(yield func(*Case) bool) {
+				*h.err = r.Each(func(c *Case) error {
+					if !yield(c) {
+						return errStopped
+					}
+					return nil
+				})
+			})
+			h.next = next
+			stops = append(stops, stop)
+			heads = append(heads, h)
+			if err := advance(h); err != nil {
+				return err
+			}
+		}
+		for {
+			var least *head // the first shard's on a tie, as SortCases keeps it
+			for _, h := range heads {
+				if h.c != nil && (least == nil || h.key.rank < least.key.rank || h.key.rank == least.key.rank && h.key.index < least.key.index) {
+					least = h
+				}
+			}
+			if least == nil {
+				return nil
+			}
+			if err := fn(least.c); err != nil {
+				return err
+			}
+			if err := advance(least); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// errStopped ends the reading of a shard's cases that the merge no longer needs.
+var errStopped = errors.New("stopped")
 
 // OtherCampaign says how other is a report of another campaign than r (other targets or
 // commands, fault kinds, mode, case count, restart policy or seed), naming the first

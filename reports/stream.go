@@ -307,7 +307,8 @@ func LoadHead(path string) (*Report, error) {
 // LoadStream reads the report at path as LoadHead does, and sets its Source to read the cases
 // from the file one at a time whenever they are asked for (see Each), so that the report takes
 // the same memory whatever the number of its cases. Its summary is taken as written, not
-// recomputed. Errors, of reading the head or a case, name the file; a file changed between
+// recomputed; its DurationMs, which follows the cases in the file, is 0 until they have been
+// read through once. Errors, of reading the head or a case, name the file; a file changed between
 // reads is read as it is then.
 func LoadStream(path string) (*Report, error) {
 	head, err := LoadHead(path)
@@ -323,6 +324,7 @@ func LoadStream(path string) (*Report, error) {
 		for {
 			c, err := rd.Next()
 			if err == io.EOF {
+				head.DurationMs = rd.Head.DurationMs
 				return nil
 			}
 			if err != nil {

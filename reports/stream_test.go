@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -226,5 +227,88 @@ func TestLoadStream(t *testing.T) {
 	n = 0
 	if err := rep.Each(func(*Case) error { n++; return nil }); n != 700 || err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("a damaged case: %v after %d cases", err, n)
+	}
+}
+
+// Merge of shards whose cases stream merges them as they stream, into the report Merge makes of
+// the shards in memory; shards whose cases are not in campaign order, or whose options do not
+// list their targets, are merged in memory; a damaged shard is an error naming its file.
+func TestMergeOfStreamingShards(t *testing.T) {
+	whole := randomReport(t)
+	whole.Options.Targets = []string{"other", "agent"}
+	for _, c := range slices.Clone(whole.Cases) {
+		c.Target, c.ID = "other", "other"+strings.TrimPrefix(c.ID, "agent")
+		whole.Cases = append(whole.Cases, c)
+	}
+	whole.SortCases()
+	write := func(targets []string, reverse bool) []string {
+		dir := t.TempDir()
+		var paths []string
+		for i := 1; i <= 3; i++ {
+			sh := &Report{Schema: Schema, Seed: whole.Seed, Options: whole.Options, DurationMs: float64(10 * i)}
+			sh.Options.Shard, sh.Options.Targets = Shard{i, 3}.String(), targets
+			for _, c := range whole.Cases {
+				if (Shard{i, 3}).Holds(c.Index) {
+					sh.Cases = append(sh.Cases, c)
+				}
+			}
+			if reverse {
+				slices.Reverse(sh.Cases)
+			}
+			sh.Summarize(map[string]int{"agent": 90, "other": 90})
+			path := filepath.Join(dir, fmt.Sprintf("shard%d.json", i))
+			if err := sh.WriteFile(path); err != nil {
+				t.Fatal(err)
+			}
+			paths = append(paths, path)
+		}
+		return paths
+	}
+	merge := func(load func(string) (*Report, error), paths []string) (*Report, []byte) {
+		var shards []*Report
+		for _, p := range paths {
+			r, err := load(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shards = append(shards, r)
+		}
+		m, err := Merge(shards...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := m.WriteJSON(&b); err != nil {
+			t.Fatal(err)
+		}
+		return m, b.Bytes()
+	}
+	for _, tc := range []struct {
+		name    string
+		targets []string
+		reverse bool
+		streams bool
+	}{
+		{"in campaign order", whole.Options.Targets, false, true},
+		{"out of order", whole.Options.Targets, true, false},
+		{"targets unlisted", nil, false, false},
+	} {
+		paths := write(tc.targets, tc.reverse)
+		_, want := merge(Load, paths)
+		m, got := merge(LoadStream, paths)
+		if (m.Source != nil) != tc.streams || m.DurationMs != 30 || !bytes.Equal(got, want) {
+			t.Errorf("%s: streams %v, duration %v; the same as in memory: %v", tc.name, m.Source != nil, m.DurationMs, bytes.Equal(got, want))
+		}
+	}
+	paths := write(whole.Options.Targets, false)
+	b, _ := os.ReadFile(paths[1])
+	os.WriteFile(paths[1], []byte(strings.Replace(string(b), `"index": 700,`, `"index": "seven hundred",`, 1)), 0o644)
+	var shards []*Report
+	for _, p := range paths {
+		r, _ := LoadStream(p)
+		shards = append(shards, r)
+	}
+	if _, err := Merge(shards...); err == nil || !strings.Contains(err.Error(), paths[1]) {
+		t.Errorf("Merge of a damaged shard: %v", err)
 	}
 }
