@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/reports"
@@ -24,7 +26,13 @@ func runMerge(c *cli, args []string) error {
 	}
 	var shards []*reports.Report
 	for _, p := range pos {
-		r, err := loadReport(p)
+		// The cases stay in the file, read as the merge needs them, unless the merged report is
+		// to replace that file.
+		load := loadSummary
+		if sameDir(filepath.Dir(reportFile(p)), *out) {
+			load = loadReport
+		}
+		r, err := load(p)
 		if err != nil {
 			return err
 		}
@@ -42,11 +50,21 @@ func runMerge(c *cli, args []string) error {
 		return fmt.Errorf("creating the report directory: %w", err)
 	}
 	// The merged directory holds a whole journal too, as an unsharded run's does.
-	if _, err := campaign.WriteJournal(c.fs, campaign.JournalPath(*out), campaign.Header{Seed: rep.Seed, Options: rep.Options}, rep.Cases); err != nil {
+	if _, err := campaign.WriteJournalFrom(c.fs, campaign.JournalPath(*out), campaign.Header{Seed: rep.Seed, Options: rep.Options}, rep.Each); err != nil {
 		return err
 	}
 	if err := c.publish(rep, *out, formats, printSummary); err != nil {
 		return err
 	}
 	return judge(rep, g, c.stdout)
+}
+
+// sameDir reports whether the directories a and b both exist and are the same.
+func sameDir(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

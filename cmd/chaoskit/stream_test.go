@@ -18,12 +18,20 @@ const syntheticID = "reference:kill@3"
 // syntheticReport writes, to a report.json in a new directory, a report of n cases (n ≥ 2) of
 // the reference target, each with a trace of a kilobyte or so, the middle one of which replays
 // (syntheticID), and returns its path. The cases are made one at a time as they are written.
-func syntheticReport(t *testing.T, n int) string {
+// With a shard ("I/N"), the report is that shard's, which holds the cases it holds of the n.
+func syntheticReport(t *testing.T, n int, shard string) string {
 	t.Helper()
 	rep := &reports.Report{Schema: reports.Schema, Seed: 1,
-		Options: reports.Options{Targets: []string{"reference"}, Mode: "random", Faults: []string{"kill"}, Cases: n}}
+		Options: reports.Options{Targets: []string{"reference"}, Mode: "random", Faults: []string{"kill"}, Cases: n, Shard: shard}}
+	sh, err := reports.ParseShard(shard)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rep.Source = func(fn func(*reports.Case) error) error {
 		for i := range n {
+			if !sh.Holds(i) {
+				continue
+			}
 			schedule := fmt.Sprintf("kill@%d", 1000+i)
 			if i == n/2 {
 				schedule = "kill@3"
@@ -53,7 +61,7 @@ func syntheticReport(t *testing.T, n int) string {
 // up to the one replayed (replay): a report damaged in its cases after that one still gates and
 // replays, and only a case that is not there reads through to the damage.
 func TestGateAndReplayReadNoCaseTheyDoNotNeed(t *testing.T) {
-	path := syntheticReport(t, 400)
+	path := syntheticReport(t, 400, "")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -77,22 +85,51 @@ func TestGateAndReplayReadNoCaseTheyDoNotNeed(t *testing.T) {
 	}
 }
 
+// liveHeap returns the bytes of the heap in use after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// sampled wraps rep's Source so that it raises *most to the live heap every 1,000 cases it
+// reads.
+func sampled(rep *reports.Report, most *uint64) {
+	source, read := rep.Source, 0
+	rep.Source = func(fn func(*reports.Case) error) error {
+		return source(func(c *reports.Case) error {
+			if read++; read%1000 == 0 {
+				*most = max(*most, liveHeap())
+			}
+			return fn(c)
+		})
+	}
+}
+
+// flatInCases fails the test if the most live heap above its start that peak measures at a
+// report of n cases grows by more than a few bytes a case from 2,000 cases to 20,000: holding
+// the cases would take over a kilobyte each.
+func flatInCases(t *testing.T, what string, peak func(n int) uint64) {
+	t.Helper()
+	small, large := 2000, 20000
+	a, b := peak(small), peak(large)
+	perCase := (float64(b) - float64(a)) / float64(large-small)
+	t.Logf("%s: live heap %d KiB over the start at %d cases, %d KiB at %d: %.1f bytes per case", what, a>>10, small, b>>10, large, perCase)
+	if perCase > 50 {
+		t.Errorf("%s: the live heap grows by %.0f bytes per case; want none", what, perCase)
+	}
+}
+
 // What gate and replay --case hold of a report does not grow with its cases: the live heap after
-// loading its summary, and while finding a case and once it is found, measured at two sizes of
-// a synthetic report. Loading the cases would hold over a kilobyte a case.
+// loading its summary, and while finding a case and once it is found.
 func TestGateAndReplayMemoryIsFlatInCases(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes a report of 20,000 cases")
 	}
-	live := func() uint64 {
-		runtime.GC()
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		return ms.HeapAlloc
-	}
-	peak := func(n int) uint64 {
-		path := syntheticReport(t, n)
-		base := live()
+	flatInCases(t, "gate and replay", func(n int) uint64 {
+		path := syntheticReport(t, n, "")
+		base := liveHeap()
 		rep, err := loadSummary(path)
 		if err != nil {
 			t.Fatal(err)
@@ -100,30 +137,80 @@ func TestGateAndReplayMemoryIsFlatInCases(t *testing.T) {
 		if rep.Summary.Targets[0].Cases != n {
 			t.Fatalf("summary of %d cases, want %d", rep.Summary.Targets[0].Cases, n)
 		}
-		most := live()
-		source, read := rep.Source, 0
-		rep.Source = func(fn func(*reports.Case) error) error {
-			return source(func(c *reports.Case) error {
-				if read++; read%1000 == 0 {
-					most = max(most, live())
-				}
-				return fn(c)
-			})
-		}
+		most := liveHeap()
+		sampled(rep, &most)
 		c, err := findCase(rep, syntheticID)
 		if err != nil || c == nil || c.Index != n/2 {
 			t.Fatalf("findCase: %+v, %v", c, err)
 		}
-		most = max(most, live())
+		most = max(most, liveHeap())
 		runtime.KeepAlive(rep)
 		runtime.KeepAlive(c)
 		return most - min(most, base)
+	})
+}
+
+// What merge holds of its shards does not grow with their cases: the live heap while it merges
+// them (which summarises them) and while it reads the merged cases once more, as each of its
+// outputs does.
+func TestMergeMemoryIsFlatInCases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes reports of 20,000 cases")
 	}
-	small, large := 2000, 20000
-	a, b := peak(small), peak(large)
-	perCase := (float64(b) - float64(a)) / float64(large-small)
-	t.Logf("live heap %d KiB over the base at %d cases, %d KiB at %d: %.1f bytes per case", a>>10, small, b>>10, large, perCase)
-	if perCase > 50 {
-		t.Errorf("the live heap grows by %.0f bytes per case; want none", perCase)
+	flatInCases(t, "merge", func(n int) uint64 {
+		paths := []string{syntheticReport(t, n, "1/2"), syntheticReport(t, n, "2/2")}
+		base := liveHeap()
+		most := base
+		var shards []*reports.Report
+		for _, p := range paths {
+			r, err := loadSummary(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sampled(r, &most)
+			shards = append(shards, r)
+		}
+		rep, err := reports.Merge(shards...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Source == nil || rep.Summary.Targets[0].Cases != n {
+			t.Fatalf("merged in memory, or a summary of %d cases, want %d", rep.Summary.Targets[0].Cases, n)
+		}
+		next := 0
+		if err := rep.Each(func(c *reports.Case) error {
+			if c.Index != next {
+				return fmt.Errorf("case %d where %d belongs", c.Index, next)
+			}
+			next++
+			return nil
+		}); err != nil || next != n {
+			t.Fatalf("after %d cases: %v", next, err)
+		}
+		most = max(most, liveHeap())
+		runtime.KeepAlive(rep)
+		return most - min(most, base)
+	})
+}
+
+// The shards chaoskit writes merge as they stream: their cases are in campaign order and their
+// options list their targets.
+func TestChaoskitShardsMergeAsTheyStream(t *testing.T) {
+	dir := t.TempDir()
+	var shards []*reports.Report
+	for _, s := range []string{"1/2", "2/2"} {
+		out := filepath.Join(dir, "shard"+s[:1])
+		args := []string{"run", "--target", "reference/act-then-save,reference", "--faults", "kill", "--shard", s, "--format", "json", "--out", out}
+		if code, _, errOut := chaoskit(t, args...); code != exitOK && code != exitFail {
+			t.Fatalf("shard %s: exit %d: %s", s, code, errOut)
+		}
+		r, err := loadSummary(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, r)
+	}
+	if rep, err := reports.Merge(shards...); err != nil || rep.Source == nil {
+		t.Fatalf("Merge: %v; streams %v", err, rep != nil && rep.Source != nil)
 	}
 }
