@@ -346,3 +346,25 @@ func TestVirtualContextsReportTheirDeadline(t *testing.T) {
 		t.Fatalf("%v\nwant %s", c.Result, want)
 	}
 }
+
+// A call that times out lands after its caller's deadline even when it was the run's last: a
+// target that retries it without a key and then finishes files it twice, and the oracle counts
+// both, as the world would, though the run ended before the late one was due.
+func TestLateEffectLandsAfterTheRunEnds(t *testing.T) {
+	target := harness.Func{
+		ToolList: []harness.Tool{{Name: "notify", Contract: harness.NotIdempotent}},
+		RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+			tctx, cancel := env.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if _, err := env.Call(tctx, harness.Call{Tool: "notify", Args: "finance"}); err != nil {
+				_, err = env.Call(ctx, harness.Call{Tool: "notify", Args: "finance"}) // retried without a key
+				return nil, err
+			}
+			return nil, nil
+		},
+	}
+	c := newRunner(t, target, harness.Options{}).Run(faults.Schedule{{Kind: faults.ToolTimeout, Beat: 0}})
+	if !c.Breaks(oracle.NoDuplicateEffects) || c.Verdict.Metrics.Duplicates != 1 {
+		t.Fatalf("want the late call and its retry counted as a duplicate:\n%s", c)
+	}
+}

@@ -734,6 +734,7 @@ func (r *run) attempts() []oracle.Attempt {
 func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.world.settle() // effects still on their way land, as they would after the run
 	obs := &oracle.Observation{
 		Beats:      r.nbeats(),
 		Attempts:   r.attempts(),
