@@ -61,8 +61,8 @@ def canonical(value):
 class Log:
     """The event log: the history of WAL in the bare repository at path."""
 
-    def __init__(self, path):
-        self.path = path
+    def __init__(self, path, fsync="committed", trust_git=False):
+        self.path, self.fsync, self.trust_git = path, fsync, trust_git
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         self.env.update(IDENTITY, GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
 
@@ -87,11 +87,13 @@ class Log:
         objects and refs it writes, core.fsync, but not the directories it puts them in.)"""
         if self.exists():
             return
-        aside = Log(self.path + ".new")
+        aside = Log(self.path + ".new", self.fsync)
         shutil.rmtree(aside.path, ignore_errors=True)
         aside.git("-c", "init.defaultBranch=main", "init", "-q", "--bare")
-        for key, value in (("core.fsync", "committed"), ("core.fsyncMethod", "fsync"), ("gc.auto", "0"),
-                           ("user.name", IDENTITY["GIT_AUTHOR_NAME"]), ("user.email", IDENTITY["GIT_AUTHOR_EMAIL"])):
+        config = [("gc.auto", "0"), ("user.name", IDENTITY["GIT_AUTHOR_NAME"]), ("user.email", IDENTITY["GIT_AUTHOR_EMAIL"])]
+        if self.fsync != "default":
+            config += [("core.fsync", self.fsync), ("core.fsyncMethod", "fsync")]
+        for key, value in config:
             aside.git("config", key, value)
         for top, _, files in os.walk(aside.path, topdown=False):
             for name in files:
@@ -133,10 +135,12 @@ class Log:
         self.env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
         message = "%d %s %s" % (event["seq"], event["type"], event.get("session", event["task"]))
         commit = self.git("commit-tree", tree, "-m", message, *(("-p", parent) if parent else ()))
-        self.sync_objects(blob, tree, commit)
+        if not self.trust_git:
+            self.sync_objects(blob, tree, commit)
         self.git("update-ref", "-m", message, WAL, commit, parent or NO_REF)
-        for d in (os.path.dirname(WAL), "refs"):  # the ref's rename into place, a new refs/brat
-            fsync_dir(os.path.join(self.path, d))
+        if not self.trust_git:
+            for d in (os.path.dirname(WAL), "refs"):  # the ref's rename into place, a new refs/brat
+                fsync_dir(os.path.join(self.path, d))
         return commit
 
     def sync_objects(self, *oids):
@@ -219,9 +223,9 @@ def spawn(ck, session, fence):
 class Harness:
     """One process of the harness: the log and where its head is, the view, the lease."""
 
-    def __init__(self, ck, broken):
+    def __init__(self, ck, broken, fsync="committed", trust_git=False):
         self.ck = ck
-        self.log = Log(os.path.join(ck.state_dir, "brat.git"))
+        self.log = Log(os.path.join(ck.state_dir, "brat.git"), fsync, trust_git)
         self.view_path = os.path.join(ck.state_dir, "view.json")
         self.log.init()
         if broken and os.path.exists(self.view_path):
@@ -290,6 +294,10 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--broken", action="store_true", help="trust view.json on start instead of rebuilding it")
     p.add_argument("--dump-state", action="store_true", help="print the durable state as JSON and exit")
+    p.add_argument("--git-fsync", default="committed", choices=("committed", "all", "default"),
+                   help="git's core.fsync for the log's repository (default: git's own default, unset)")
+    p.add_argument("--trust-git", action="store_true",
+                   help="leave durability to git: no fsync of the objects mktree and commit-tree write, nor of the directories")
     flags = p.parse_args()
     if flags.dump_state:
         dump_state(os.environ.get("CHAOSKIT_STATE_DIR", "."))
@@ -299,7 +307,7 @@ def main():
     except chaoskit.NotUnderChaoskit as e:
         sys.exit("%s\nrun it with chaoskit run --exec 'python3 brat.py' (see PROTOCOL.md)" % e)
     with ck:
-        view = Harness(ck, flags.broken).run()
+        view = Harness(ck, flags.broken, flags.git_fsync, flags.trust_git).run()
         ck.done({"task": TASK, "status": view["status"], "agent": view.get("agent"), "events": view["events"]})
 
 
