@@ -337,7 +337,7 @@ pre { margin: 4px 0; padding: 6px 8px; background: var(--soft); border-radius: 4
 <section id="{{.Anchor}}">
 <h3>{{.Target}} <span class="muted">· {{.Counts}}</span></h3>
 {{range .Cases}}{{template "case" .}}{{end}}
-{{with .More}}<p class="more">{{.}}</p>{{end}}
+{{with .More}}<p class="more">{{.}}: every case, with its replay command, is in <a href="report.json">report.json</a> beside this page (<code>chaoskit replay --case 'TARGET:SCHEDULE' DIR</code> replays one).</p>{{end}}
 </section>
 {{end}}{{end}}
 </body>
