@@ -1,8 +1,11 @@
 package process
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -10,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 )
@@ -105,10 +109,64 @@ func startReaper(dir string) error {
 var reaperPipe *os.File
 
 // reap is the reaper's main: it waits until its parent has gone, then cleans up after it.
+//
+// The pipe alone is not enough: chaoskit serves its FUSE mounts in its own process, so when it
+// is SIGKILLed while one of its threads waits on its own mount, that thread waits for an answer
+// no one will give, the process stays a zombie holding the pipe, and only aborting the mount's
+// connection lets it go. So the reaper also watches the owner's pid, and cleans up (aborting
+// the connections) as soon as the owner is gone or a zombie.
 func reap(dir string) {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	io.Copy(io.Discard, os.NewFile(3, "parent"))
-	clean(dir)
+	eof := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, os.NewFile(3, "parent"))
+		close(eof)
+	}()
+	owner := ownerOf(dir)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-eof:
+			clean(dir)
+			return
+		case <-tick.C:
+			if owner > 0 && gone(owner) {
+				clean(dir)
+				return
+			}
+		}
+	}
+}
+
+// ownerOf returns the pid of the chaoskit process that owns dir, or 0 if dir does not say.
+func ownerOf(dir string) int {
+	b, err := os.ReadFile(filepath.Join(dir, "owner"))
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(string(b))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
+}
+
+// gone reports whether process pid has exited or is a zombie: dead, though a thread stuck in
+// the kernel may keep it from being reaped.
+func gone(pid int) bool {
+	if syscall.Kill(pid, 0) == syscall.ESRCH {
+		return true
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	// pid (comm) S ...: the state follows the last ')', as comm may hold one.
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] == 'Z' || b[i+2] == 'X'
+	}
+	return false
 }
 
 // clean kills the process groups recorded under dir, unmounts what is mounted under it (the
@@ -136,14 +194,8 @@ func unregister(pgid int) { os.Remove(filepath.Join(rootDir, "groups", strconv.I
 func removeStale() {
 	dirs, _ := filepath.Glob(filepath.Join(tempBase(), "chaoskit-*"))
 	for _, dir := range dirs {
-		b, err := os.ReadFile(filepath.Join(dir, "owner"))
-		if err != nil {
-			continue // not one of ours, or not finished being made
+		if pid := ownerOf(dir); pid > 0 && gone(pid) { // 0: not one of ours, or not finished being made
+			clean(dir)
 		}
-		pid, err := strconv.Atoi(string(b))
-		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
-			continue
-		}
-		clean(dir)
 	}
 }
