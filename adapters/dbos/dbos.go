@@ -10,12 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process/client"
+	"github.com/chaoskit/chaoskit/faults"
 	dbostx "github.com/dbos-inc/dbos-transact-golang/dbos"
 	_ "github.com/dbos-inc/dbos-transact-golang/dbos/driver/sqlite" // registers modernc's "sqlite" driver, which DBOS needs for SQLite
+	"github.com/spf13/afero"
 )
 
 // OpenSystemDB opens the SQLite file at path as a DBOS system database fit for chaoskit's
@@ -105,52 +106,23 @@ func Step[R any](ctx dbostx.Context, c *client.Client, name string, fn dbostx.St
 // ExitUnrecorded is the exit status of a process whose step ran but could not be recorded.
 const ExitUnrecorded = 75
 
-// DiskFull reports whether err says that the disk is full: ENOSPC from the file system, or
+// DiskFull reports whether err says that the disk is full: ENOSPC (faults.NoSpace), or
 // SQLite's SQLITE_FULL ("database or disk is full"), which DBOS passes on as text.
 func DiskFull(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, syscall.ENOSPC) {
-		return true
-	}
-	msg := err.Error()
-	return strings.Contains(msg, "database or disk is full") || strings.Contains(msg, "no space left on device")
+	return faults.NoSpace(err) || err != nil && strings.Contains(err.Error(), "database or disk is full")
 }
 
 // DefaultSpaceWait is how long WaitForSpace waits for space at most, in virtual time.
 const DefaultSpaceWait = time.Hour
 
-// WaitForSpace waits until dir takes writes again, in chaoskit's virtual time: it sleeps
-// (c.Sleep: 10 s, doubling up to 10 min) and between sleeps probes dir by writing, fsyncing
-// and removing a 1 MiB file, for at most limit. A process that failed on a full disk calls it
-// before it exits: exiting at once, it would be restarted at once onto the same full disk, and
-// fail the same way (chaoskit then stops restarting it, as a supervisor's start limit would).
-// DBOS's own retries cannot wait for space under chaoskit: they sleep in wall-clock time, which
-// does not move chaoskit's clock. It returns whether space came back.
+// WaitForSpace waits on chaoskit's virtual clock (c.Sleep) until dir takes writes again, for at
+// most limit (faults.WaitForSpace), and returns whether it does. A process that failed on a full
+// disk calls it before it exits: exiting at once, it would be restarted at once onto the same
+// full disk, and fail the same way (chaoskit then stops restarting it, as a supervisor's start
+// limit would). DBOS's own retries cannot wait for space under chaoskit: they sleep in
+// wall-clock time, which does not move chaoskit's clock.
 func WaitForSpace(c *client.Client, dir string, limit time.Duration) bool {
-	probe := filepath.Join(dir, ".space-probe")
-	buf := make([]byte, 1<<20)
-	for d, waited := 10*time.Second, time.Duration(0); waited < limit; d = min(2*d, 10*time.Minute) {
-		if err := c.Sleep(d); err != nil {
-			return false
-		}
-		waited += d
-		f, err := os.OpenFile(probe, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-		if err != nil {
-			continue
-		}
-		_, err = f.Write(buf)
-		if err == nil {
-			err = f.Sync()
-		}
-		f.Close()
-		os.Remove(probe)
-		if err == nil {
-			return true
-		}
-	}
-	return false
+	return faults.WaitForSpace(afero.NewOsFs(), dir, c.Sleep, limit)
 }
 
 // InstallTemplate copies the system database template (a database already migrated, see

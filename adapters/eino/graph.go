@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
@@ -119,7 +120,7 @@ func (g Graph[I, O]) Run(ctx context.Context, env *harness.Env) (any, error) {
 			err = b.store.SetDone(g.ID, json.RawMessage(enc))
 		}
 		if err != nil {
-			if DiskFull(err) {
+			if faults.NoSpace(err) {
 				// Restarted at once, the process would find the disk as full as it left it.
 				WaitForSpace(ctx, env, g.dir(), DefaultSpaceWait)
 			}

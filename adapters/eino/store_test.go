@@ -33,7 +33,7 @@ func counter() harness.Target {
 					return n, nil
 				}
 				if err := s.Set(ctx, "run/1", []byte(strconv.Itoa(n+1))); err != nil {
-					if eino.DiskFull(err) {
+					if faults.NoSpace(err) {
 						eino.WaitForSpace(ctx, env, "state", eino.DefaultSpaceWait)
 					}
 					return nil, err
