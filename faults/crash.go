@@ -50,6 +50,7 @@ func (d *Disk) Crash(f Fault, rng *rand.Rand) string {
 		return d.corrupt(rng)
 	case Power:
 		if f.Mode == "subset" {
+			d.mustKeepPending("Crash(power@K:subset)")
 			return d.subsetLoss(rng)
 		}
 		return d.powerLoss(f, rng)
@@ -88,7 +89,8 @@ func (d *Disk) Tearable(mode string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if mode == "subset" {
-		return len(d.pendingOps()) > 0
+		d.mustKeepPending(`Tearable("subset")`)
+		return d.hasPendingOps()
 	}
 	c := d.tornCandidate()
 	if c == nil || c.last.n == 0 || d.durablePath(c) == "" {
@@ -166,23 +168,28 @@ type opRef struct {
 	i int
 }
 
-// pendingOps lists the operations not yet fsynced that a power loss could keep, in a stable
-// order: by inode number, then in the order they were issued. It leaves out those of inodes
-// that no power loss could leave reachable: only the durable entries and the entries pending
-// additions lead to an inode after one.
-func (d *Disk) pendingOps() []opRef {
-	seen := map[*inode]bool{}
+// mustKeepPending panics, naming what was asked, if d does not keep its pending operations.
+func (d *Disk) mustKeepPending(what string) {
+	if !d.pending {
+		panic("faults: Disk." + what + " on a disk made without DiskOptions.Pending")
+	}
+}
+
+// reachable marks, by inode number, the inodes a power loss could leave reachable: those that
+// the durable entries and the pending additions lead to.
+func (d *Disk) reachable() []bool {
+	seen := make([]bool, len(d.inodes))
 	var visit func(n *inode)
 	visit = func(n *inode) {
-		if seen[n] {
+		if seen[n.ino] {
 			return
 		}
-		seen[n] = true
+		seen[n.ino] = true
 		if !n.dir {
 			return
 		}
-		for _, k := range slices.Sorted(maps.Keys(n.durKids)) {
-			visit(n.durKids[k])
+		for _, k := range n.durKids {
+			visit(k)
 		}
 		for _, e := range n.dpend {
 			if e.n != nil {
@@ -191,20 +198,40 @@ func (d *Disk) pendingOps() []opRef {
 		}
 	}
 	visit(d.root)
+	return seen
+}
+
+// pending returns how many operations inode n has not yet fsynced.
+func (n *inode) pending() int {
+	if n.dir {
+		return len(n.dpend)
+	}
+	return len(n.pend)
+}
+
+// pendingOps lists the operations not yet fsynced that a power loss could keep, in a stable
+// order: by inode number, then in the order they were issued. It leaves out those of inodes
+// that no power loss could leave reachable.
+func (d *Disk) pendingOps() []opRef {
+	seen := d.reachable()
 	var refs []opRef
 	for _, n := range d.inodes {
-		if !seen[n] {
-			continue
-		}
-		count := len(n.pend)
-		if n.dir {
-			count = len(n.dpend)
-		}
-		for i := range count {
-			refs = append(refs, opRef{n, i})
+		if seen[n.ino] {
+			for i := range n.pending() {
+				refs = append(refs, opRef{n, i})
+			}
 		}
 	}
 	return refs
+}
+
+// hasPendingOps reports whether pendingOps would list anything.
+func (d *Disk) hasPendingOps() bool {
+	if !slices.ContainsFunc(d.inodes, func(n *inode) bool { return n.pending() > 0 }) {
+		return false // the common case, checked without walking the tree
+	}
+	seen := d.reachable()
+	return slices.ContainsFunc(d.inodes, func(n *inode) bool { return seen[n.ino] && n.pending() > 0 })
 }
 
 // subsetLoss cuts the power keeping a subset of the pending operations, drawn from rng.

@@ -36,6 +36,7 @@ type Disk struct {
 	flips   int  // bits flipped by corruption
 	mutated bool // something was ever changed
 	space   *space
+	pending bool // keep the operations since each last fsync (DiskOptions.Pending)
 }
 
 // DiskOptions configures a Disk. The zero value is valid.
@@ -45,6 +46,11 @@ type DiskOptions struct {
 	Now func() time.Time
 	// Sector is the unit a torn write tears at; the default is 512 bytes.
 	Sector int
+	// Pending keeps, besides each file's durable bytes, every write and directory operation
+	// issued since its last fsync: what a power loss keeping a subset of them (power@K:subset)
+	// draws from, and Tearable("subset") looks at. It costs a copy of every byte written until
+	// the next fsync, so it is off unless asked for; Crash with power@K:subset panics without it.
+	Pending bool
 }
 
 // Epoch is the instant at which chaoskit's virtual time starts.
@@ -52,7 +58,7 @@ var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // NewDisk returns an empty disk holding only its root directory, which is durable.
 func NewDisk(opts DiskOptions) *Disk {
-	d := &Disk{now: opts.Now, sector: int64(opts.Sector)}
+	d := &Disk{now: opts.Now, sector: int64(opts.Sector), pending: opts.Pending}
 	if d.sector <= 0 {
 		d.sector = 512
 	}

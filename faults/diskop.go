@@ -70,13 +70,17 @@ func (d *Disk) exec(op diskOp) *inode {
 		n := d.newInode(isDir, mode, op.at)
 		dir.kids[base] = n
 		dir.dirDrty, dir.mtime = true, op.at
-		dir.dpend = append(dir.dpend, pendEntry{name: base, n: n})
+		if d.pending {
+			dir.dpend = append(dir.dpend, pendEntry{name: base, n: n})
+		}
 		return n
 	case opRemove:
 		dir, base, _ := d.parent(op.path)
 		delete(dir.kids, base)
 		dir.dirDrty, dir.mtime = true, op.at
-		dir.dpend = append(dir.dpend, pendEntry{name: base})
+		if d.pending {
+			dir.dpend = append(dir.dpend, pendEntry{name: base})
+		}
 	case opRename:
 		from, fbase, _ := d.parent(op.path)
 		to, tbase, _ := d.parent(op.to)
@@ -85,9 +89,11 @@ func (d *Disk) exec(op diskOp) *inode {
 		to.kids[tbase] = n
 		from.dirDrty, to.dirDrty = true, true
 		from.mtime, to.mtime = op.at, op.at
-		if from == to {
+		switch {
+		case !d.pending:
+		case from == to:
 			to.dpend = append(to.dpend, pendEntry{name: tbase, from: fbase, n: n, rename: true})
-		} else {
+		default:
 			from.dpend = append(from.dpend, pendEntry{name: fbase})
 			to.dpend = append(to.dpend, pendEntry{name: tbase, n: n})
 		}
@@ -188,8 +194,10 @@ func (n *inode) clearPend() {
 // writeAt writes p at off in n's page cache and remembers the write for a torn crash and for a
 // power loss that keeps a subset.
 func (d *Disk) writeAt(n *inode, off int64, p []byte, at time.Time) {
-	n.pend = append(n.pend, pendData{off: off, from: len(n.pbuf), to: len(n.pbuf) + len(p)})
-	n.pbuf = append(n.pbuf, p...)
+	if d.pending {
+		n.pend = append(n.pend, pendData{off: off, from: len(n.pbuf), to: len(n.pbuf) + len(p)})
+		n.pbuf = append(n.pbuf, p...)
+	}
 	oldLen := int64(len(n.data))
 	end := off + int64(len(p))
 	d.seq++
@@ -205,7 +213,9 @@ func (d *Disk) writeAt(n *inode, off int64, p []byte, at time.Time) {
 
 // resize truncates or extends n's page cache to size bytes.
 func (d *Disk) resize(n *inode, size int64, at time.Time) {
-	n.pend = append(n.pend, pendData{off: size, trunc: true})
+	if d.pending {
+		n.pend = append(n.pend, pendData{off: size, trunc: true})
+	}
 	if size < int64(len(n.data)) {
 		n.data = n.data[:size]
 	} else {
@@ -239,9 +249,43 @@ func (d *Disk) LogLen() int {
 	return len(d.log)
 }
 
+// TearableAt reports, for each of the log lengths at (in nondecreasing order) and each of
+// modes, what Tearable(mode) would report on Replay(n, DiskOptions{}): out[i][j] for at[i] and
+// modes[j]. It replays the log once, where asking each Replay would replay it once per length
+// and mode. It panics if d was not logging, or at decreases or runs past the log.
+func (d *Disk) TearableAt(at []int, modes []string) [][]bool {
+	last := 0
+	if len(at) > 0 {
+		last = at[len(at)-1]
+	}
+	r := d.Replay(0, DiskOptions{Pending: true})
+	d.mu.Lock()
+	if last > len(d.log) {
+		d.mu.Unlock()
+		panic(fmt.Sprintf("faults: Disk.TearableAt(%d) of a log of %d mutations", last, len(d.log)))
+	}
+	ops := d.log[:last:last]
+	d.mu.Unlock()
+	out := make([][]bool, len(at))
+	done := 0
+	for i, n := range at {
+		if n < done {
+			panic(fmt.Sprintf("faults: Disk.TearableAt: log length %d after %d", n, done))
+		}
+		for ; done < n; done++ {
+			r.exec(ops[done])
+		}
+		out[i] = make([]bool, len(modes))
+		for j, m := range modes {
+			out[i][j] = r.Tearable(m)
+		}
+	}
+	return out
+}
+
 // Replay returns a new disk on which the first n logged mutations of d have been performed, in
 // the state d was in right after them (page cache and durable state alike). Zero fields of opts
-// are taken from d. It panics if d was not logging or n is out of range.
+// are taken from d (Pending if either has it). It panics if d was not logging or n is out of range.
 func (d *Disk) Replay(n int, opts DiskOptions) *Disk {
 	d.mu.Lock()
 	if !d.logged {
@@ -260,6 +304,7 @@ func (d *Disk) Replay(n int, opts DiskOptions) *Disk {
 	if opts.Sector == 0 {
 		opts.Sector = int(d.sector)
 	}
+	opts.Pending = opts.Pending || d.pending
 	r := NewDisk(opts)
 	for _, op := range ops {
 		r.exec(op)

@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -18,7 +19,7 @@ var subset = faults.Fault{Kind: faults.Power, Mode: "subset"}
 // fsync between or after them.
 func twoAppends(t *testing.T) *faults.Disk {
 	t.Helper()
-	d := faults.NewDisk(faults.DiskOptions{})
+	d := faults.NewDisk(faults.DiskOptions{Pending: true})
 	d.StartLog()
 	writeSynced(t, d, "log", "A")
 	syncPath(t, d, "")
@@ -84,7 +85,7 @@ func TestSubsetIsDeterministicAndReplays(t *testing.T) {
 // new snapshot; never as a missing snapshot.
 func TestSubsetKeepsDirectoryOperationsOneByOne(t *testing.T) {
 	setup := func() *faults.Disk {
-		d := faults.NewDisk(faults.DiskOptions{})
+		d := faults.NewDisk(faults.DiskOptions{Pending: true})
 		writeSynced(t, d, "snap", "v1")
 		syncPath(t, d, "")
 		writeSynced(t, d, "snap.tmp", "v2") // entry added: pending
@@ -122,7 +123,7 @@ func TestSubsetKeepsDirectoryOperationsOneByOne(t *testing.T) {
 // Nothing pending, or nothing a power loss could leave reachable, and a subset crash has
 // nothing to keep: it is a plain power loss, and Tearable says so.
 func TestSubsetWithNothingPending(t *testing.T) {
-	d := faults.NewDisk(faults.DiskOptions{})
+	d := faults.NewDisk(faults.DiskOptions{Pending: true})
 	writeSynced(t, d, "a", "1")
 	syncPath(t, d, "")
 	f, _ := d.OpenFile("gone", os.O_CREATE|os.O_WRONLY, 0o644)
@@ -144,7 +145,7 @@ func TestSubsetWithNothingPending(t *testing.T) {
 // some name, and nothing else: no bytes invented.
 func TestSubsetKeepsOnlyWhatWasIssued(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		disk := faults.NewDisk(faults.DiskOptions{})
+		disk := faults.NewDisk(faults.DiskOptions{Pending: true})
 		m := &model{root: newMdir()}
 		fsys := faults.New(disk, nil)
 		steps := rapid.IntRange(1, 14).Draw(rt, "steps")
@@ -221,3 +222,70 @@ func pendingOutcomes(base []byte, ops []mop) []string {
 }
 
 var _ afero.Fs = (*faults.Disk)(nil)
+
+// TearableAt answers, from one replay, what Tearable answers on a replay at each log length:
+// here over a log that appends, fsyncs, renames and removes, where each mode comes and goes.
+func TestTearableAtIsTearableOnEachReplay(t *testing.T) {
+	d := faults.NewDisk(faults.DiskOptions{Sector: 4, Pending: true})
+	d.StartLog()
+	fsys := faults.New(d, nil)
+	write := func(name, b string, sync bool) {
+		f, err := fsys.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte(b))
+		if sync {
+			f.Sync()
+		}
+		f.Close()
+	}
+	syncDir := func() {
+		dir, _ := fsys.Open(".")
+		dir.Sync()
+		dir.Close()
+	}
+	write("log", "first record", true)
+	syncDir()
+	write("log", "second record", false)
+	write("log", "x", false)
+	write("tmp", "whole new file", true)
+	fsys.Rename("tmp", "view")
+	syncDir()
+	write("log", "", true)
+	fsys.Remove("view")
+	write("other", "1234567890", false)
+	modes := []string{"prefix", "garbage", "subset"}
+	at := make([]int, d.LogLen()+1)
+	for i := range at {
+		at[i] = i
+	}
+	got := d.TearableAt(at, modes)
+	some := map[string]bool{}
+	for i, n := range at {
+		for j, m := range modes {
+			if want := d.Replay(n, faults.DiskOptions{}).Tearable(m); got[i][j] != want {
+				t.Errorf("at %d mutations, mode %s: TearableAt says %v, Tearable on a replay %v", n, m, got[i][j], want)
+			}
+			some[fmt.Sprintf("%s %v", m, got[i][j])] = true
+		}
+	}
+	for _, m := range modes {
+		if !some[m+" true"] || !some[m+" false"] {
+			t.Errorf("mode %s is never both tearable and not over the log: the test compares nothing", m)
+		}
+	}
+}
+
+// A power loss keeping a subset needs the operations a disk keeps only when asked to
+// (DiskOptions.Pending): on another disk it is a misuse, and panics rather than quietly
+// keeping nothing.
+func TestSubsetNeedsPending(t *testing.T) {
+	d := faults.NewDisk(faults.DiskOptions{})
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "DiskOptions.Pending") {
+			t.Fatalf("recovered %v; want a panic naming DiskOptions.Pending", r)
+		}
+	}()
+	d.Crash(faults.Fault{Kind: faults.Power, Mode: "subset"}, nil)
+}

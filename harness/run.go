@@ -154,6 +154,12 @@ type cursor struct {
 	toMark      int    // its beats before its first mark
 }
 
+// keepsSubset reports whether s has a power loss keeping a subset of what was not fsynced,
+// for which the disk must keep its pending operations (faults.DiskOptions.Pending).
+func keepsSubset(s faults.Schedule) bool {
+	return slices.ContainsFunc(s, func(f faults.Fault) bool { return f.Kind == faults.Power && f.Mode == "subset" })
+}
+
 type recorder struct{ cursors []cursor }
 
 func (rc *recorder) at(r *run, p *process) {
@@ -203,7 +209,7 @@ func newRun(newTarget func() Target, o *Options, tools []Tool, s faults.Schedule
 		events:    make(chan event),
 	}
 	r.rng = rand.New(r.pcg)
-	r.disk = faults.NewDisk(faults.DiskOptions{Now: r.clock.Now, Sector: o.Sector})
+	r.disk = faults.NewDisk(faults.DiskOptions{Now: r.clock.Now, Sector: o.Sector, Pending: keepsSubset(s)})
 	r.world = newWorld(tools)
 	for i := range r.fired {
 		r.fired[i] = -1

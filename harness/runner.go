@@ -3,6 +3,7 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,7 +50,17 @@ type Golden struct {
 	r   *run
 	obs *oracle.Observation
 	err error
+
+	tearOnce sync.Once
+	tearable [][]bool // by beat, by tearModes: Disk.Tearable at the beat
 }
+
+// tearModes are the modes Golden.Tearable answers for: torn's, and power's besides a plain one.
+var tearModes = func() []string {
+	torn, _ := faults.Torn.Info()
+	power, _ := faults.Power.Info()
+	return append(slices.Clone(torn.Modes), power.Modes[1:]...)
+}()
 
 // NewRunner records the golden run of the target that newTarget builds, and checks that a
 // second one does the same. newTarget is called once per process (the golden runs' included,
@@ -200,10 +211,24 @@ func (g *Golden) Trace() []string {
 	return out
 }
 
-// Tearable reports whether a torn crash of the given mode at beat k would leave the disk
-// otherwise than a plain power loss there: whether a torn@k case tests anything.
+// Tearable reports whether a crash of the given mode at beat k (torn's prefix or garbage,
+// power's subset) would leave the disk otherwise than a plain power loss there: whether such a
+// case tests anything.
+// It panics on a mode that neither torn nor power has. The answers for every beat and mode
+// come from one replay of the golden disk's log, the first time one is asked for.
 func (g *Golden) Tearable(k int, mode string) bool {
-	return g.r.disk.Replay(g.r.rec.cursors[k].disk, faults.DiskOptions{}).Tearable(mode)
+	j := slices.Index(tearModes, mode)
+	if j < 0 {
+		panic(fmt.Sprintf("harness: Golden.Tearable: %q is not a mode of torn or power", mode))
+	}
+	g.tearOnce.Do(func() {
+		at := make([]int, len(g.r.rec.cursors))
+		for i, c := range g.r.rec.cursors {
+			at[i] = c.disk
+		}
+		g.tearable = g.r.disk.TearableAt(at, tearModes)
+	})
+	return g.tearable[k][j]
 }
 
 // Options returns the runner's options, with defaults filled in.
@@ -301,12 +326,15 @@ func (rn *Runner) runCase(s faults.Schedule) *Case {
 	g := gold.Len()
 	r := newRun(rn.newTarget, &o, rn.tools, s, 10*g+1000)
 	r.beats = rn.buffer(g)
+	var x ending
 	defer func() {
-		if len(r.beats) == 0 || len(c.Beats) == 0 || &c.Beats[0] != &r.beats[0] {
-			rn.buffers.Put(&r.beats) // the case does not keep it
+		// Back to the pool unless the case keeps the beats, or a process of the run may still
+		// append to them (one that hung, or was given up on, can wake later).
+		if x.hung == "" && !x.over && (len(r.beats) == 0 || len(c.Beats) == 0 || &c.Beats[0] != &r.beats[0]) {
+			b := r.beats[:0] // a slice of its own: a pointer into r would keep the whole run alive
+			rn.buffers.Put(&b)
 		}
 	}()
-	var x ending
 	if len(s) > 0 && rn.derivable(s[0], o.Replicas, g) {
 		if x0, stop := rn.derive(r, gold.r, s[0]); stop {
 			x = x0
@@ -395,7 +423,7 @@ func (rn *Runner) derive(r *run, g *run, f faults.Fault) (ending, bool) {
 	k := f.Beat
 	at := g.rec.cursors[k]
 	r.clock = faults.NewClock(at.now)
-	r.disk = g.disk.Replay(at.disk, faults.DiskOptions{Now: r.clock.Now, Sector: rn.o.Sector})
+	r.disk = g.disk.Replay(at.disk, faults.DiskOptions{Now: r.clock.Now, Sector: rn.o.Sector, Pending: keepsSubset(r.sched)})
 	r.world = g.world.replay(at.world)
 	if err := r.pcg.UnmarshalBinary(at.sched); err != nil {
 		panic(err) // it was marshalled by the same type
