@@ -69,6 +69,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--exec", "true", "--name", "a", "--name", "b", "--out", dir}, "2 --name for 1 --exec"},
 		{[]string{"run", "--exec", "true", "--exec", "true", "--out", dir}, `two targets named "true": give each --exec its own --name`},
 		{append(run, "--tool", "po=read-only"), "--tool describes an --exec target, and there is none"},
+		{append(run, "--disk", "plain"), "--disk describes an --exec target, and there is none"}, // given, though the default
 		{[]string{"run", "--exec", "/no/such/command", "--out", dir}, "starting /no/such/command"},
 		{[]string{"replay", "--exec", "true", "--target", "reference", "--schedule", "kill@1"}, "give --target or --exec, not both"},
 		// Shards.

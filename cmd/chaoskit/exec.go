@@ -52,11 +52,12 @@ func addExecFlags(fs *flag.FlagSet) *execFlags {
 	return f
 }
 
-// commands returns the commands the flags describe, checked.
-func (f *execFlags) commands() ([]reports.Command, error) {
+// commands returns the commands the flags describe, checked; set holds the flags given
+// (setFlags).
+func (f *execFlags) commands(set map[string]bool) ([]reports.Command, error) {
 	if len(f.exec) == 0 {
 		for _, name := range execParams[1:] {
-			if f.givenWithout(name) {
+			if set[name] {
 				return nil, usagef("--%s describes an --exec target, and there is none", name)
 			}
 		}
@@ -99,29 +100,6 @@ func (f *execFlags) commands() ([]reports.Command, error) {
 		out = append(out, cmd)
 	}
 	return out, nil
-}
-
-// givenWithout reports whether an option of --exec was given a value other than its default.
-func (f *execFlags) givenWithout(name string) bool {
-	switch name {
-	case "name":
-		return len(f.names) > 0
-	case "tool":
-		return len(f.tools) > 0
-	case "state":
-		return *f.state != ""
-	case "ignore":
-		return len(f.ignore) > 0
-	case "disk":
-		return *f.disk != "plain"
-	case "beats":
-		return *f.beats != "all"
-	case "dir":
-		return *f.dir != ""
-	case "env":
-		return len(f.env) > 0
-	}
-	return false
 }
 
 // execTarget returns the campaign target that runs cmd, or a usage error naming what is wrong

@@ -26,7 +26,7 @@ func runReplay(c *cli, args []string) error {
 		return err
 	}
 	set := setFlags(fs)
-	commands, err := ef.commands()
+	commands, err := ef.commands(set)
 	if err != nil {
 		return err
 	}

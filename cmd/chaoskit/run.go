@@ -57,7 +57,7 @@ func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 // campaign returns the campaign the flags describe, taking each parameter they do not set from
 // base, when there is one.
 func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, error) {
-	commands, err := f.exec.commands()
+	commands, err := f.exec.commands(f.set)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
-	"github.com/spf13/afero"
 )
 
 // The acceptance tests, in its order: a variant fails and the directory holds the five
@@ -342,7 +341,7 @@ func TestListTargetsAndFaults(t *testing.T) {
 		t.Fatalf("targets: exit %d\n%s", code, out)
 	}
 	code, out, _ = chaoskit(t, "faults")
-	if code != exitOK || !strings.Contains(out, "diskfull@N:BYTES") || !strings.Contains(out, "torn@N[:garbage]") || !strings.Contains(out, "lease@N+DURATION") {
+	if code != exitOK || !strings.Contains(out, "diskfull@N:BYTES[+DURATION]") || !strings.Contains(out, "power@N[:subset]") || !strings.Contains(out, "torn@N[:garbage]") || !strings.Contains(out, "lease@N+DURATION") {
 		t.Fatalf("faults: exit %d\n%s", code, out)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
@@ -380,16 +379,18 @@ func TestHelp(t *testing.T) {
 // is interrupted, nothing beside its journal looks like a finished report.
 func TestNewCampaignClearsTheOldReport(t *testing.T) {
 	dir := t.TempDir()
-	if code, _, errOut := chaoskit(t, "run", "--target", "reference", "--faults", "kill", "--cases", "3", "--out", dir); code != exitOK {
-		t.Fatalf("exit %d: %s", code, errOut)
+	run := func(format string) {
+		t.Helper()
+		if code, _, errOut := chaoskit(t, "run", "--target", "reference", "--faults", "kill", "--cases", "3", "--format", format, "--out", dir); code != exitOK {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
 	}
-	c := &cli{fs: afero.NewOsFs()}
-	if err := c.clearReport(dir); err != nil {
-		t.Fatal(err)
-	}
+	run("json,md,junit,html")
+	run("json") // a new campaign, which writes only report.json: the old others must go
 	for _, f := range reports.Formats() {
-		if _, err := os.Stat(filepath.Join(dir, reports.FileName(f))); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("%s is still there: %v", reports.FileName(f), err)
+		_, err := os.Stat(filepath.Join(dir, reports.FileName(f)))
+		if gone := errors.Is(err, fs.ErrNotExist); gone != (f != "json") {
+			t.Errorf("%s: gone %v after a campaign writing only report.json (%v)", reports.FileName(f), gone, err)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "cases.jsonl")); err != nil {
