@@ -31,11 +31,17 @@ const (
 // (the beat where a fault fired marked, each process in its own colour), and the replay command.
 // Every string from the report is escaped. The output is a pure function of r.
 func (r *Report) HTML(w io.Writer) error {
-	d, err := r.htmlData()
+	v, err := r.view(htmlCasesPerTarget)
 	if err != nil {
 		return err
 	}
-	if err := htmlPage.Execute(w, d); err != nil {
+	return r.html(v, w)
+}
+
+// html writes the HTML page of r from v, a view keeping at least htmlCasesPerTarget problems per
+// target.
+func (r *Report) html(v *view, w io.Writer) error {
+	if err := htmlPage.Execute(w, r.htmlData(v)); err != nil {
 		return fmt.Errorf("rendering HTML report: %w", err)
 	}
 	return nil
@@ -93,11 +99,7 @@ type traceRow struct {
 	Skipped string
 }
 
-func (r *Report) htmlData() (htmlReport, error) {
-	v, err := r.view(htmlCasesPerTarget)
-	if err != nil {
-		return htmlReport{}, err
-	}
+func (r *Report) htmlData(v *view) htmlReport {
 	targets := v.targets
 	d := htmlReport{Report: r, Campaign: r.campaignLine(), Totals: v.totals, Targets: len(targets),
 		Summary: targetTable(targets), ByKind: kindTable(v.byKind)}
@@ -114,7 +116,7 @@ func (r *Report) htmlData() (htmlReport, error) {
 		d.Verdicts = append(d.Verdicts, v)
 	}
 	d.NoProblems = len(d.Problems) == 0
-	return d, nil
+	return d
 }
 
 func htmlTargetOf(i int, t *targetView) htmlTarget {

@@ -27,34 +27,20 @@ func (r *Report) JUnit(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// The first pass counts each target's cases and checks that they come grouped by target, in
-	// the order of the suites: then a second pass writes them all; otherwise one pass per suite.
+	return r.junit(v, w)
+}
+
+// junit writes r as JUnit XML, from v for the suites' counts and order: in one more pass over
+// the cases when they come grouped by target, as chaoskit writes them, else one per suite.
+func (r *Report) junit(v *view, w io.Writer) error {
 	suites := make([]junitSuite, len(v.targets))
 	at := map[string]int{}
 	for i, t := range v.targets {
-		suites[i].Name = t.Target
+		suites[i] = junitSuite{Name: t.Target, Tests: t.tests, Failures: t.failures, Errors: t.errors, ms: t.ms}
 		at[t.Target] = i
 	}
-	grouped, last := true, 0
-	err = r.Each(func(c *Case) error {
-		i := at[c.Target]
-		grouped = grouped && i >= last
-		last = i
-		s := &suites[i]
-		s.Tests++
-		switch c.Verdict {
-		case oracle.Pass:
-		case oracle.Fail:
-			s.Failures++
-		default:
-			s.Errors++
-		}
-		s.ms += c.DurationMs
-		return nil
-	})
-	if err != nil {
-		return err
-	}
+	grouped := v.grouped
+	var err error
 	doc := junitSuites{Name: "chaoskit"}
 	var caseMs float64
 	for _, s := range suites {

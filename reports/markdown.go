@@ -20,6 +20,12 @@ func (r *Report) Markdown(w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return r.markdown(v, w)
+}
+
+// markdown writes the Markdown summary of r from v, a view keeping at least
+// markdownCasesPerTarget problems per target.
+func (r *Report) markdown(v *view, w io.Writer) error {
 	var b strings.Builder
 	targets, total := v.targets, &v.totals
 	fmt.Fprintf(&b, "# chaoskit report\n\n%s\n\n**%s**\n\n", mdText(r.campaignLine()), mdText(totalsLine(total, len(targets))))
@@ -35,7 +41,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	for _, t := range targets {
 		writeMarkdownProblems(&b, t)
 	}
-	_, err = io.WriteString(w, b.String())
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

@@ -25,6 +25,9 @@ type targetView struct {
 	problems problemList
 	// whys counts the target's cases by a property they could not check and why not.
 	whys map[string]map[string]int
+	// The target's cases as they are, whatever its summary says: for JUnit.
+	tests, failures, errors int
+	ms                      float64 // their wall-clock times, summed
 }
 
 // view is what the renderers show of a report, gathered in one pass over its cases, so that
@@ -38,14 +41,17 @@ type view struct {
 	workLost  map[int]int   // cases by the work they lost, in beats
 	dupByTool map[string]int
 	caseMs    float64 // the cases' wall-clock times, summed
+	grouped   bool    // the cases come grouped by target, in the order of targets
 }
 
 // view reads r's cases once and returns what the renderers show, keeping up to shown problem
 // cases per target. A target the summary lacks (all of them when r was never summarised) gets a
 // summary computed from its cases.
 func (r *Report) view(shown int) (*view, error) {
-	v := &view{workLost: map[int]int{}, dupByTool: map[string]int{}}
+	v := &view{workLost: map[int]int{}, dupByTool: map[string]int{}, grouped: true}
 	index := map[string]*targetView{}
+	rank := map[*targetView]int{} // a target's place in v.targets
+	last := 0                     // the rank of the previous case's target
 	computed := map[string]bool{}
 	for _, t := range r.Summary.Targets {
 		tv := &targetView{TargetSummary: t}
@@ -67,6 +73,22 @@ func (r *Report) view(shown int) (*view, error) {
 		if computed[c.Target] {
 			t.add(c)
 		}
+		i, ok := rank[t]
+		if !ok {
+			i = slices.Index(v.targets, t)
+			rank[t] = i
+		}
+		v.grouped = v.grouped && i >= last
+		last = i
+		t.tests++
+		switch c.Verdict {
+		case oracle.Pass:
+		case oracle.Fail:
+			t.failures++
+		default:
+			t.errors++
+		}
+		t.ms += c.DurationMs
 		if shown > 0 {
 			t.problems.add(c, shown)
 		}
