@@ -290,7 +290,7 @@ func (c comparison) holds(x float64) bool {
 
 // Check evaluates the gate over rep's summary and returns how many comparisons it made and a
 // line for each that failed, naming the target, the fault kind and the actual value, e.g.
-// "reference [power]: work_lost_beats_mean is 2.962, want <= 2".
+// "reference [power]: work_lost_beats_mean is 3.076, want <= 2".
 func (g Gate) Check(rep *reports.Report) (checked int, failures []string) {
 	for _, c := range g {
 		for _, t := range rep.Summary.Targets {

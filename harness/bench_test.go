@@ -5,10 +5,12 @@ import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 // BenchmarkCaseOverhead measures what the harness costs a case beyond the target's own work: a
-// target of two marks, crashed at the second and run to the end again, judged by the oracle.
+// target of two marks, crashed at the first and run to the end again, judged by the oracle. The
+// case passes: a failing one is run twice, to check that it reproduces.
 func BenchmarkCaseOverhead(b *testing.B) {
 	rn, err := harness.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 		env.Mark("a")
@@ -18,7 +20,10 @@ func BenchmarkCaseOverhead(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if c := rn.Run(kill(0)); c.Verdict.Outcome != oracle.Pass {
+		b.Fatalf("the case must pass, or it is run twice: %s", c)
+	}
 	for b.Loop() {
-		rn.Run(kill(1))
+		rn.Run(kill(0))
 	}
 }

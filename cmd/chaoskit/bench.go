@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -242,8 +243,19 @@ func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
 
 func (r *benchReport) print(c *cli) {
 	w := c.stdout
-	fmt.Fprintf(w, "machine: %s; workers %d\n\n", r.Machine, r.Workers)
-	fmt.Fprintf(w, "reference agent, %d crash cases (kill, power, torn at every beat):\n", r.Cases)
+	fmt.Fprintf(w, "machine: %s; workers %d\n", r.Machine, r.Workers)
+	if r.Cases > 0 { // not measured with --random-only
+		r.printCosts(w)
+	}
+	if r.Random != nil {
+		fmt.Fprintf(w, "\nrandom campaign of %d cases (synthetic agent of 100 beats, kill and power): %.1fs, peak memory %.0f MiB\n", r.Random.Cases, r.Random.Seconds, r.Random.PeakRSSMb)
+	}
+	fmt.Fprintf(w, "\npeak memory %.0f MiB; took %s\n", r.PeakRSSMb, r.Took.Round(100*time.Millisecond))
+}
+
+// printCosts prints what a case costs against a bare run, and how that grows.
+func (r *benchReport) printCosts(w io.Writer) {
+	fmt.Fprintf(w, "\nreference agent, %d crash cases (kill, power, torn at every beat):\n", r.Cases)
 	fmt.Fprintf(w, "  bare run %s, case %s: a case costs %.3f bare runs (measured side by side)\n", time.Duration(r.BareRunNs), time.Duration(r.CaseNs), r.CaseVsBare)
 	fmt.Fprintf(w, "  exhaustive campaign: %.0f cases/s with %d workers, %.0f with 1: a speed-up of %.2f\n\n", r.CasesPerSec, r.Workers, r.CasesPerSec1, r.Speedup)
 	fmt.Fprintf(w, "synthetic agent, an exhaustive kill campaign (a case per beat):\n")
@@ -252,8 +264,4 @@ func (r *benchReport) print(c *cli) {
 		fmt.Fprintf(w, "  %8d %12s %12s %8.3f %14s %8.3f %14s\n", p.Beats, time.Duration(p.BareNs), time.Duration(p.CaseNs), p.Ratio,
 			time.Duration(p.LateCaseNs), p.LateRatio, time.Duration(p.EarlyCaseNs))
 	}
-	if r.Random != nil {
-		fmt.Fprintf(w, "\nrandom campaign of %d cases (synthetic agent of 100 beats, kill and power): %.1fs, peak memory %.0f MiB\n", r.Random.Cases, r.Random.Seconds, r.Random.PeakRSSMb)
-	}
-	fmt.Fprintf(w, "\npeak memory %.0f MiB; took %s\n", r.PeakRSSMb, r.Took.Round(100*time.Millisecond))
 }

@@ -204,9 +204,14 @@ def main():
     p.add_argument("--broken", action="store_true", help="act before saving, without an idempotency key")
     p.add_argument("--app-id", default="loop-1", help="the application's id: the run the rows belong to")
     p.add_argument("--dump-state", action="store_true", help="print the durable state as JSON and exit")
+    p.add_argument("--no-space-wait", action="store_true",
+                   help="fail at once on a full disk instead of waiting for space (the crash loop chaoskit catches)")
     p.add_argument("--synchronous", default="EXTRA", choices=("EXTRA", "FULL", "NORMAL", "OFF"),
                    help="SQLite's synchronous setting (EXTRA, the default, also fsyncs the directory after a commit; the README's findings say what the others lose to a power cut)")
     flags = p.parse_args()
+    if flags.no_space_wait:
+        global SPACE_TRIES
+        SPACE_TRIES = 1
     if flags.dump_state:
         dump_state(os.environ.get("CHAOSKIT_STATE_DIR", "."))
         return
