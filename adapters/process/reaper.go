@@ -110,11 +110,12 @@ var reaperPipe *os.File
 
 // reap is the reaper's main: it waits until its parent has gone, then cleans up after it.
 //
-// The pipe alone is not enough: chaoskit serves its FUSE mounts in its own process, so when it
-// is SIGKILLed while one of its threads waits on its own mount, that thread waits for an answer
-// no one will give, the process stays a zombie holding the pipe, and only aborting the mount's
-// connection lets it go. So the reaper also watches the owner's pid, and cleans up (aborting
-// the connections) as soon as the owner is gone or a zombie.
+// The pipe alone would not be enough if chaoskit waited on one of its own FUSE mounts when it
+// is SIGKILLed: that thread would wait for an answer no one is left to give, the process would
+// stay a zombie holding the pipe, and only aborting the mount's connection would let it go.
+// chaoskit makes no request on its own mounts (fusefs.Options.ServeOnly); as a backstop the
+// reaper also watches the owner's pid, and cleans up (aborting the connections) as soon as the
+// owner is gone or a zombie.
 func reap(dir string) {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	eof := make(chan struct{})

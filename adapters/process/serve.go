@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
@@ -45,7 +44,6 @@ type proc struct {
 	srv      *fusefs.Server // the state directory's mount (FUSE)
 	fsops    chan fsop      // the mount's filesystem operations, for the serve loop to run
 	dead     chan struct{}  // closed once the process is stopping: the mount runs nothing more
-	mounting atomic.Bool    // the mount is being made: its probe runs at once (see onLoop)
 	lines    chan []byte    // the connection's request lines; closed at its end
 	conn     net.Conn       // set once the hello is accepted
 	connMu   sync.Mutex
@@ -115,9 +113,9 @@ func (p *proc) prepare() error {
 			fsys = p.disk // no operation a beat: storage faults fire at requests
 		}
 		var err error
-		p.mounting.Store(true)
-		p.srv, err = fusefs.Mount(p.state, fsys, fusefs.Options{Do: p.onLoop, Now: p.env.Now})
-		p.mounting.Store(false)
+		// ServeOnly: chaoskit never touches the mount itself, only the command does, so that
+		// chaoskit, killed, never waits on its own mount.
+		p.srv, err = fusefs.Mount(p.state, fsys, fusefs.Options{Do: p.onLoop, Now: p.env.Now, ServeOnly: true})
 		if err != nil {
 			return fmt.Errorf("process: mounting the disk on %s: %w", p.state, err)
 		}
@@ -139,16 +137,7 @@ type fsop struct {
 // (the serve loop), where every Env call is made, and returns when it has run. If the process
 // is stopping, or op crashed it (ending the serve loop's goroutine), onLoop returns without
 // waiting: the mount answers EIO.
-//
-// While the mount is being made, the goroutine that runs the process is inside Mount, waiting
-// for the kernel to answer the mount's own probe of its root (a lookup, never a beat), which
-// needs this very call: those run at once, on the server's goroutine, or the mount would wait
-// for itself.
 func (p *proc) onLoop(op func()) {
-	if p.mounting.Load() {
-		op()
-		return
-	}
 	o := fsop{op: op, done: make(chan struct{})}
 	select {
 	case p.fsops <- o:
@@ -259,6 +248,11 @@ func (p *proc) serve(ctx context.Context) (any, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	}
+	select {
+	case err := <-p.helloErr: // refused while the loop was busy, then the connection closed
+		return nil, err
+	default:
 	}
 	if p.refused != "" {
 		return nil, fmt.Errorf("%s: %w", p.refused, harness.ErrRefused)

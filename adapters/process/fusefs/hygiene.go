@@ -107,6 +107,12 @@ func mounts(prefix string) ([]mount, error) {
 	if err != nil {
 		return nil, err
 	}
+	return mountTable(prefix)
+}
+
+// mountTable lists this package's mounts at or under prefix, a clean absolute path with its
+// symbolic links resolved, from the mount table alone: it makes no request on any mount.
+func mountTable(prefix string) ([]mount, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, fmt.Errorf("fusefs: %w", err)

@@ -16,7 +16,6 @@ import (
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"github.com/spf13/afero"
-	"golang.org/x/sys/unix"
 )
 
 // FSType is the filesystem type of every mount this package makes, as /proc/self/mountinfo
@@ -54,6 +53,15 @@ type Options struct {
 
 	// Debug logs every FUSE request and reply (go-fuse's debug log) to standard error.
 	Debug bool
+
+	// ServeOnly says that this process only serves the mount and never uses it itself: other
+	// processes (its children) do. Mount then returns without waiting for the kernel's
+	// handshake and without go-fuse's probe, an open and a poll of a file on the mount from
+	// this process (which keeps the process's own polls of files on the mount from
+	// deadlocking). So this process makes no request on its own mount: a process killed while
+	// one of its threads waits on its own mount cannot finish dying, since nobody is left to
+	// answer. Requests of other processes wait in the kernel until the handshake is done.
+	ServeOnly bool
 }
 
 // Server serves an afero.Fs at a mount point. Unmount it when done, also when a test fails.
@@ -162,7 +170,7 @@ func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 		// forever. Hold ForkLock for reading, as package syscall asks of code that creates
 		// descriptors not yet close-on-exec, until the descriptor is marked.
 		syscall.ForkLock.RLock()
-		srv, err = fs.Mount(abs, root, fsOpts)
+		srv, err = serve(abs, root, fsOpts, opts.ServeOnly)
 		if err == nil {
 			closeFuseOnExec()
 		}
@@ -174,7 +182,7 @@ func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 		}
 	}
 	if !direct {
-		srv, err = fs.Mount(abs, root, fsOpts) // fusermount3 hands over a close-on-exec descriptor
+		srv, err = serve(abs, root, fsOpts, opts.ServeOnly) // fusermount3 hands over a close-on-exec descriptor
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fusefs: mount %s: %w (%s)", abs, err, oneLine(Available()))
@@ -182,6 +190,20 @@ func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 	s.fuse = srv
 	s.conn = connection(abs)
 	return s, nil
+}
+
+// serve mounts root at dir and starts serving it: as fs.Mount does, waiting for the kernel's
+// handshake and answering go-fuse's probe, unless serveOnly (Options.ServeOnly).
+func serve(dir string, root fs.InodeEmbedder, opts *fs.Options, serveOnly bool) (*fuse.Server, error) {
+	if !serveOnly {
+		return fs.Mount(dir, root, opts)
+	}
+	srv, err := fuse.NewServer(fs.NewNodeFS(root, opts), dir, &opts.MountOptions)
+	if err != nil {
+		return nil, err
+	}
+	go srv.Serve()
+	return srv, nil
 }
 
 // closeFuseOnExec marks every /dev/fuse descriptor of the process close-on-exec.
@@ -289,11 +311,20 @@ func forceUnmount(dir string, conn uint32) error {
 // connection returns the number of the FUSE connection mounted at dir (the minor number of its
 // device, which is how /sys/fs/fuse/connections names it), or 0.
 func connection(dir string) uint32 {
-	var st syscall.Stat_t
-	if err := syscall.Stat(dir, &st); err != nil || unix.Major(st.Dev) != 0 {
+	// From the mount table, resolving the parent's symbolic links only: a stat of dir itself
+	// (as resolving it would make) is a request on the mount.
+	parent, err := cleanPrefix(filepath.Dir(dir))
+	if err != nil {
 		return 0
 	}
-	return unix.Minor(st.Dev)
+	at := filepath.Join(parent, filepath.Base(dir))
+	ms, _ := mountTable(at)
+	for _, m := range ms {
+		if m.dir == at {
+			return m.conn
+		}
+	}
+	return 0
 }
 
 // The states of a call.
