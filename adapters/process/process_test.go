@@ -190,8 +190,11 @@ func TestBadTargets(t *testing.T) {
 		{"version", "the command speaks protocol version 99; this chaoskit speaks version 1"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			timeout := time.Second
-			if tc.mode == "flood" {
+			var timeout time.Duration // the default, 10s: only a command that hangs should hit it
+			switch tc.mode {
+			case "hang", "noconnect":
+				timeout = time.Second
+			case "flood":
 				timeout = time.Minute // so that the count of requests, not the clock, stops it on a busy machine
 			}
 			_, err := newRunner(t, child(tc.mode), harness.Options{Timeout: timeout})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 	"github.com/chaoskit/chaoskit/faults"
@@ -98,6 +99,10 @@ func (t Target) Limits() harness.Limits {
 	return l
 }
 
+// fuseAvailable is fusefs.Available, asked once: Run validates its target at every process
+// start, restarts included, and the answer is the machine's.
+var fuseAvailable = sync.OnceValue(fusefs.Available)
+
 // Validate reports what is wrong with t, if anything: no command, a disk mode it does not
 // know, a malformed ignore path.
 func (t Target) Validate() error {
@@ -107,7 +112,7 @@ func (t Target) Validate() error {
 	switch t.Disk {
 	case "", Plain:
 	case FUSE:
-		if err := fusefs.Available(); err != nil {
+		if err := fuseAvailable(); err != nil {
 			return fmt.Errorf("process.Target: --disk fuse: %w", err)
 		}
 	default:
