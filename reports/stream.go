@@ -236,14 +236,16 @@ func (r *Reader) tail() error {
 	if _, err := r.dec.Token(); err != io.EOF {
 		return malformed(errors.New("data after the report"))
 	}
-	var tail Report
-	if err := decodeFields(fields, &tail); err != nil {
-		return err
+	for key := range fields {
+		if key != "duration_ms" { // chaoskit writes every other field before the cases
+			return malformed(fmt.Errorf("%q after the cases: only duration_ms may follow them", key))
+		}
 	}
-	if tail.Schema != "" || tail.Seed != 0 || tail.Provenance != nil || tail.Summary.Targets != nil {
-		return malformed(errors.New("fields after the cases other than duration_ms"))
+	if d, ok := fields["duration_ms"]; ok {
+		if err := json.Unmarshal(d, &r.Head.DurationMs); err != nil {
+			return malformed(fmt.Errorf("duration_ms: %w", err))
+		}
 	}
-	r.Head.DurationMs = tail.DurationMs
 	r.done = true
 	return io.EOF
 }

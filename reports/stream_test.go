@@ -185,7 +185,7 @@ func TestReaderAndLoadHead(t *testing.T) {
 		}
 		n++
 	}
-	for _, tail := range []string{`  "seed": 4` + "\n}\n", "\n}\n}\n"} {
+	for _, tail := range []string{`  "seed": 4` + "\n}\n", `  "options": {"mode": "random", "faults": ["kill"]}` + "\n}\n", "\n}\n}\n"} {
 		b := slices.Clone(b)
 		b = append(b[:bytes.LastIndex(b, []byte("\n}"))], []byte(",\n"+tail)...)
 		if tail[0] == '\n' {
