@@ -45,30 +45,6 @@ func pair(t testing.TB, v reference.Variant, opts harness.Options) (derived, rer
 	return d, r
 }
 
-// A crash state derived from the golden recording is the state a re-run of the prefix reaches:
-// every exhaustive case gives the same report either way, for the correct agent and for
-// variants whose recoveries take other paths. The storage kinds include power losses that keep
-// a subset of what was not fsynced, whose draw depends on the seed and the beat alone.
-func TestDerivedCrashStatesEqualReRuns(t *testing.T) {
-	for _, v := range []reference.Variant{reference.Correct, reference.ActThenSave, reference.NoDirsync, reference.MetaDrift, reference.NoChecksum} {
-		d, r := pair(t, v, harness.Options{Seed: 5})
-		n, subsets := 0, 0
-		for _, s := range schedules(t, d, campaign.Options{}) {
-			if got, want := reportJSON(t, d.Run(s)), reportJSON(t, r.Run(s)); got != want {
-				t.Fatalf("%s under %s:\nderived: %s\nre-run:  %s", v, s, got, want)
-			}
-			n++
-			if s[0].Kind == faults.Power && s[0].Mode == "subset" {
-				subsets++
-			}
-		}
-		if subsets == 0 {
-			t.Fatalf("%s: no power@K:subset case was listed", v)
-		}
-		t.Logf("%s: %d cases identical, %d of them power@K:subset", reference.New(v, reference.Onboarding()).Name(), n, subsets)
-	}
-}
-
 // The same holds for random schedules of several faults, whose later faults land in
 // recoveries.
 func TestDerivedEqualsReRunForMultiFaultSchedules(t *testing.T) {

@@ -78,40 +78,6 @@ func TestCorrectAgentSurvivesCorruption(t *testing.T) {
 	}
 }
 
-// Every variant is caught, by a property its bug breaks, and the failure shrinks to a schedule
-// that still breaks it and that no simpler schedule does.
-func TestEveryVariantIsCaughtAndShrunk(t *testing.T) {
-	for _, info := range reference.Variants()[1:] {
-		t.Run(string(info.Variant), func(t *testing.T) {
-			rn := runner(t, info.Variant, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 7}, Mode: campaign.Random, Cases: 60, Faults: info.Exposes})
-			var caught *harness.Case
-			for _, c := range rn.explore(t) {
-				if c.Failed() && slices.Contains(info.CaughtBy, c.Verdict.Violations[0].Property) {
-					caught = c
-					break
-				}
-			}
-			if caught == nil {
-				t.Fatalf("no case broke any of %v first under %v", info.CaughtBy, info.Exposes)
-			}
-			prop, shrunk := caught.Verdict.Violations[0].Property, caught.Shrunk
-			if len(shrunk) == 0 || len(shrunk) > len(caught.Schedule) {
-				t.Fatalf("shrinking %s gave %q", caught.Schedule, shrunk)
-			}
-			if !rn.Run(shrunk).Breaks(prop) {
-				t.Fatalf("the shrunk schedule %s does not break %s", shrunk, prop)
-			}
-			// Locally minimal: dropping a fault, or moving one a beat earlier, no longer breaks it.
-			for _, simpler := range simplerSchedules(shrunk) {
-				if rn.Run(simpler).Breaks(prop) {
-					t.Errorf("shrunk to %s, but the simpler %s also breaks %s", shrunk, simpler, prop)
-				}
-			}
-			t.Logf("%s: caught by %s under %s, shrunk to %s", info.Variant, prop, caught.Schedule, shrunk)
-		})
-	}
-}
-
 // simplerSchedules returns s without each of its faults, and s with each fault one beat earlier.
 func simplerSchedules(s faults.Schedule) []faults.Schedule {
 	var out []faults.Schedule

@@ -25,6 +25,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/needs"
+	"github.com/chaoskit/chaoskit/internal/testbin"
 	"github.com/chaoskit/chaoskit/oracle"
 )
 
@@ -369,14 +370,9 @@ func TestRestockWithoutKeysIsCaughtByTheCLI(t *testing.T) {
 	needNode(t)
 	t.Parallel()
 	root := t.TempDir()
-	bin, tmp := filepath.Join(root, "bin"), filepath.Join(root, "tmp")
+	bin, tmp := filepath.Dir(testbin.Chaoskit(t)), filepath.Join(root, "tmp")
 	if err := os.Mkdir(tmp, 0o755); err != nil {
 		t.Fatal(err)
-	}
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "chaoskit"), "./cmd/chaoskit")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building chaoskit: %v\n%s", err, out)
 	}
 	dir := exampleDir(t)
 	env := append(os.Environ(), "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"), "TMPDIR="+tmp)

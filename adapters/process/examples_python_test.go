@@ -22,6 +22,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/needs"
+	"github.com/chaoskit/chaoskit/internal/testbin"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/spf13/afero"
 )
@@ -95,28 +96,8 @@ func exampleRunner(t *testing.T, name string, tg process.Target) *harness.Runner
 	return rn
 }
 
-var (
-	cliOnce sync.Once
-	cliPath string
-	cliErr  error
-)
-
-// chaoskitCLI builds the command line once, beside the test child (TestMain removes both).
-func chaoskitCLI(t testing.TB) string {
-	t.Helper()
-	cliOnce.Do(func() {
-		cliPath = filepath.Join(filepath.Dir(childBin), "chaoskit")
-		cmd := exec.Command("go", "build", "-o", cliPath, "./cmd/chaoskit")
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			cliErr = errors.New("building chaoskit: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if cliErr != nil {
-		t.Fatal(cliErr)
-	}
-	return cliPath
-}
+// chaoskitCLI returns the chaoskit command, built once for every test package.
+func chaoskitCLI(t testing.TB) string { return testbin.Chaoskit(t) }
 
 // shell runs command lines as a user types them: in a directory of its own, with chaoskit on
 // PATH (so that a printed replay command runs as it is printed) and TMPDIR beside it (so that
@@ -230,37 +211,6 @@ func readCases(dir string) ([]reportCase, error) {
 	return r.Cases, nil
 }
 
-// The Burr example survives a SIGKILL at every beat and every tool fault at every call: it
-// records its intent and key before it acts, retries under the same key, and commits its step
-// before it marks it. The plan it records with its intent is not asked of the model again.
-func TestBurrExampleSurvivesKillsAndToolFaults(t *testing.T) {
-	t.Parallel()
-	rn := exampleRunner(t, "burr", burr.target(t, false))
-	cases := explore(t, rn, append([]faults.Kind{faults.Kill}, toolFaults...)...)
-	restarts, remade := 0, 0
-	for _, c := range cases {
-		if c.Verdict.Outcome != oracle.Pass {
-			t.Errorf("%s", c)
-		}
-		restarts, remade = restarts+c.Verdict.Metrics.Restarts, remade+c.Verdict.Metrics.ModelCallsRemade
-	}
-	g, _ := rn.Golden(nil)
-	var want []string
-	for i, action := range []string{"gather", "plan", "build", "verify", "ship"} {
-		if action == "plan" {
-			want = append(want, "model plan the loop")
-		}
-		key := fmt.Sprintf("loop-1:%d:%s", i, action)
-		want = append(want, "tool create_po key="+key+" sent", "tool create_po key="+key+" applied", fmt.Sprintf("mark step %d %s", i, action))
-	}
-	if got := g.Trace(); !slices.Equal(got, want) {
-		t.Errorf("golden trace:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if kills := g.Len(); len(cases) != kills+3*5 || restarts != kills || remade != 0 {
-		t.Errorf("%d cases, %d restarts, %d model calls made again: want a kill at each of the %d beats (a restart each), 3 tool faults at each of the 5 calls, and no model call made again", len(cases), restarts, remade, kills)
-	}
-}
-
 // onFUSEDisk returns the example's target with its state directory mounted over chaoskit's
 // fault disk, or skips the test (fails it under CI=true) when this machine cannot mount.
 func (e pyExample) onFUSEDisk(t *testing.T, beats process.Beats) process.Target {
@@ -269,55 +219,6 @@ func (e pyExample) onFUSEDisk(t *testing.T, beats process.Beats) process.Target 
 	tg := e.target(t, false)
 	tg.Disk, tg.Beats = process.FUSE, beats
 	return tg
-}
-
-// On a FUSE disk every file operation of the Burr example is a beat, SQLite's included, and its
-// database survives a kill, a power cut or a torn write at (an even sample of) them. It takes
-// synchronous=EXTRA: with FULL, nothing fsyncs the directory after a commit unlinks the
-// journal, so a power cut brings the journal back and the next open rolls the step back.
-func TestBurrExampleSurvivesPowerOnFUSE(t *testing.T) {
-	tg := burr.onFUSEDisk(t, process.AllBeats)
-	t.Parallel()
-	rn := exampleRunner(t, "burr on fuse", tg)
-	g, _ := rn.Golden(nil)
-	if trace := strings.Join(g.Trace(), "|"); !strings.Contains(trace, "fs.remove burr.db-journal|fs.syncdir .|mark step 0 gather") {
-		t.Errorf("the first step's commit does not fsync the directory after unlinking the journal:\n%s", trace)
-	}
-	cases, err := campaign.Explore(context.Background(), rn, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.Torn}, Cases: 40})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		if c.Verdict.Outcome != oracle.Pass {
-			t.Errorf("%s", c)
-		}
-	}
-}
-
-// Git's own fsyncs are not enough for a log on git refs, whatever core.fsync says: with
-// core.fsync=all and nothing more, a power cut after an append takes the event back (git never
-// fsyncs the directory its ref was renamed into), and a start redoes an event it had marked
-// durable (bounded-work-lost). The example passes only because it fsyncs those directories, and
-// the objects mktree and commit-tree write without an fsync.
-func TestBratTrustingGitLosesEventsToPower(t *testing.T) {
-	tg := brat.onFUSEDisk(t, process.CallBeats)
-	needs.Command(t, "git", installGit)
-	tg.Argv = append(tg.Argv, "--git-fsync", "all", "--trust-git")
-	t.Parallel()
-	cases, err := campaign.Explore(context.Background(), exampleRunner(t, "brat trusting git", tg), campaign.Options{Faults: []faults.Kind{faults.Power}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	redone := 0
-	for _, c := range cases {
-		if c.Breaks(oracle.BoundedWorkLost) {
-			redone++
-		}
-	}
-	if redone == 0 {
-		t.Fatalf("no power cut of %d took an appended event back", len(cases))
-	}
-	t.Logf("%d of %d power cuts took an appended event back", redone, len(cases))
 }
 
 // SQLite's weaker synchronous settings pass every kill, and a power cut catches them: a step
@@ -360,69 +261,6 @@ func TestBurrWeakerSynchronousLosesCommitsToPower(t *testing.T) {
 	}
 }
 
-// On a FUSE disk the brat example's log survives a power cut at every request: it fsyncs the
-// objects git's mktree and commit-tree leave unsynced, and the directories git never syncs.
-// (Git names its temporary files at random, so only requests are beats.)
-func TestBratExampleSurvivesPowerOnFUSE(t *testing.T) {
-	tg := brat.onFUSEDisk(t, process.CallBeats)
-	needs.Command(t, "git", installGit)
-	t.Parallel()
-	if n, _ := passesEveryCase(t, exampleRunner(t, "brat on fuse", tg), faults.Power); n != 10 {
-		t.Errorf("%d cases, want a power cut at each of the 10 requests", n)
-	}
-}
-
-// The broken Burr example acts before it saves, without a key: the command line catches it
-// with no-duplicate-effects wherever an order was filed and not yet saved (a kill after the
-// call) or retried without its key (a lost reply, a timeout), and the replay command it prints
-// reproduces the failure.
-func TestBurrBrokenExampleIsCaughtByTheCLI(t *testing.T) {
-	t.Parallel()
-	sh := newShell(t)
-	out, code, cases := sh.campaign(burr, true, "kill,tool-transient,tool-ambiguous,tool-timeout", "report")
-	if code != 1 {
-		t.Fatalf("chaoskit run exited %d, want 1:\n%s", code, out)
-	}
-	var caught, repros []string
-	for _, c := range cases {
-		if c.breaks(oracle.NoDuplicateEffects) {
-			caught, repros = append(caught, c.Schedule), append(repros, c.Repro)
-		}
-	}
-	// A kill at each call's applied beat, and a lost reply or a timeout at each call's sent beat.
-	want := "kill@1 kill@5 kill@8 kill@11 kill@14 tool-ambiguous@0 tool-ambiguous@4 tool-ambiguous@7 tool-ambiguous@10 tool-ambiguous@13 tool-timeout@0 tool-timeout@4 tool-timeout@7 tool-timeout@10 tool-timeout@13"
-	if got := strings.Join(caught, " "); got != want {
-		t.Errorf("no-duplicate-effects under %s\nwant %s", got, want)
-	}
-	var replay string // the first replay command printed
-	for _, line := range strings.Split(out, "\n") {
-		if line = strings.TrimSpace(line); strings.HasPrefix(line, "chaoskit replay ") {
-			replay = line
-			break
-		}
-	}
-	if !slices.Contains(repros, replay) {
-		t.Fatalf("printed %q, not the replay command of a duplicate:\n%s", replay, out)
-	}
-	if out, code := sh.run(replay); code != 1 || !strings.Contains(out, "violated no-duplicate-effects") {
-		t.Fatalf("%s\nexited %d, want 1 and no-duplicate-effects:\n%s", replay, code, out)
-	}
-	sh.clean()
-}
-
-// The brat example rebuilds its view from the log on every start: the command line passes it
-// under a SIGKILL at every beat and every tool fault.
-func TestBratExampleSurvivesKillsThroughTheCLI(t *testing.T) {
-	needs.Command(t, "git", installGit)
-	t.Parallel()
-	sh := newShell(t)
-	out, code, cases := sh.campaign(brat, false, "kill,tool-transient,tool-ambiguous,tool-timeout", "report")
-	if code != 0 || len(cases) != 10+3 {
-		t.Fatalf("chaoskit run exited %d with %d cases, want 0 and 13 (10 beats, 1 call):\n%s", code, len(cases), out)
-	}
-	sh.clean()
-}
-
 // The brat example's git objects are the same every time it runs: with nothing ignored, not
 // the events' times nor the head's commit id, a run without faults has the golden run's state.
 func TestBratExampleObjectIDsRepeat(t *testing.T) {
@@ -434,27 +272,6 @@ func TestBratExampleObjectIDsRepeat(t *testing.T) {
 	head, _ := c.State.(map[string]any)["view"].(map[string]any)["head"].(string)
 	if c.Verdict.Outcome != oracle.Pass || len(head) != 40 {
 		t.Fatalf("head %q\n%s", head, c)
-	}
-}
-
-// The broken brat example trusts its view on start: a kill between an event's ref update and
-// the view's write (at each event's mark) makes it write the event again, or request a second
-// session and spawn a second agent.
-func TestBratBrokenExampleIsCaught(t *testing.T) {
-	needs.Command(t, "git", installGit)
-	t.Parallel()
-	cases := explore(t, exampleRunner(t, "brat --broken", brat.target(t, true)), faults.Kill)
-	var caught []string
-	for _, c := range cases {
-		if c.Breaks(oracle.SameState) {
-			caught = append(caught, c.Schedule.String())
-		}
-		if c.Schedule.String() == "kill@2" && !(c.Breaks(oracle.NoPhantomEffects) && c.Breaks(oracle.NoLostEffects)) {
-			t.Errorf("kill@2 does not spawn the agent of a second session:\n%s", c)
-		}
-	}
-	if want := "kill@1 kill@2 kill@5 kill@7 kill@8"; strings.Join(caught, " ") != want {
-		t.Errorf("same-state broken under %v, want %s", caught, want)
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/internal/testbin"
 	"github.com/chaoskit/chaoskit/oracle"
 )
 
@@ -28,9 +27,8 @@ func TestMain(m *testing.M) {
 	// The campaigns' own directories (and mounts) go under dir too, so that a check for what
 	// they left sees only this test process's, never another chaoskit's running beside it.
 	os.Setenv("TMPDIR", dir)
-	childBin = filepath.Join(dir, "child")
-	if out, err := exec.Command("go", "build", "-o", childBin, "./testdata/child").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the test child: %v\n%s", err, out)
+	if childBin, err = testbin.Path("./adapters/process/testdata/child"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -9,96 +9,27 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
+	"github.com/chaoskit/chaoskit/internal/leftover"
 	"github.com/chaoskit/chaoskit/internal/needs"
+	"github.com/chaoskit/chaoskit/internal/testbin"
 )
 
-// binaries are the chaoskit command and the process adapter's test child, built once.
-var binaries struct {
-	once            sync.Once
-	dir, cli, child string
-	err             error
-}
-
-// built returns the paths of the chaoskit binary and of the test child.
+// built returns the paths of the chaoskit binary and of the process adapter's test child,
+// built once for every test package.
 func built(t *testing.T) (cli, child string) {
 	t.Helper()
-	binaries.once.Do(func() {
-		if binaries.dir, binaries.err = os.MkdirTemp("", "chaoskit-bin-"); binaries.err != nil {
-			return
-		}
-		binaries.cli, binaries.child = filepath.Join(binaries.dir, "chaoskit"), filepath.Join(binaries.dir, "child")
-		for _, b := range [][2]string{{binaries.cli, "."}, {binaries.child, "../../adapters/process/testdata/child"}} {
-			if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
-				binaries.err = &buildError{b[1], string(out), err}
-				return
-			}
-		}
-	})
-	if binaries.err != nil {
-		t.Fatal(binaries.err)
-	}
-	t.Cleanup(func() {}) // the binaries outlive the test; TestMain's process exit leaves them in TMPDIR/chaoskit-bin-*
-	return binaries.cli, binaries.child
+	return testbin.Chaoskit(t), testbin.Build(t, "./adapters/process/testdata/child")
 }
-
-type buildError struct {
-	pkg, out string
-	err      error
-}
-
-func (e *buildError) Error() string { return "building " + e.pkg + ": " + e.err.Error() + "\n" + e.out }
 
 // childArgs are the flags of a campaign over the test child in its correct mode.
 func childArgs(child string) []string {
 	return []string{"--exec", child + " -mode correct", "--name", "orders", "--tool", "create_po=idempotent,latency=1s",
 		"--tool", "check=idempotent,async=10m", "--state", child + " -dump-state"}
-}
-
-// leftovers lists what a campaign left on the machine: processes of the test child, chaoskit's
-// directories under tmp, and mounts under them.
-func leftovers(child, tmp string) []string {
-	var out []string
-	if b, err := os.ReadFile("/proc/self/mounts"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], tmp+"/") {
-				out = append(out, "mount "+f[1])
-			}
-		}
-	}
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		if b, err := os.ReadFile(p); err == nil && bytes.HasPrefix(b, []byte(child+"\x00")) {
-			out = append(out, "process "+filepath.Base(filepath.Dir(p))+": "+strings.ReplaceAll(string(b), "\x00", " "))
-		}
-	}
-	dirs, _ := filepath.Glob(filepath.Join(tmp, "chaoskit-*"))
-	for _, d := range dirs {
-		out = append(out, "directory "+d)
-	}
-	return out
-}
-
-// noLeftovers waits (a reaper takes a moment) until nothing is left, and fails the test if
-// something stays.
-func noLeftovers(t *testing.T, child, tmp string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		left := leftovers(child, tmp)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("left behind:\n%s", strings.Join(left, "\n"))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // A campaign over a command leaves no process and no directory behind, and neither does
@@ -107,9 +38,10 @@ func noLeftovers(t *testing.T, child, tmp string) {
 func TestExecLeavesNothingBehind(t *testing.T) {
 	cli, child := built(t)
 	tmp := t.TempDir()
+	scope := leftover.New(tmp)
 	run := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(cli, append([]string{"run"}, args...)...)
-		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp, scope.Env())
 		return cmd
 	}
 	out := filepath.Join(tmp, "report-1")
@@ -119,7 +51,7 @@ func TestExecLeavesNothingBehind(t *testing.T) {
 	if rep := loadDir(t, out); rep.Summary.Targets[0].Cases != 18 || rep.Summary.Targets[0].Passed != 18 {
 		t.Fatalf("summary %+v", rep.Summary.Targets[0].Stats)
 	}
-	noLeftovers(t, child, tmp)
+	scope.Check(t)
 
 	out = filepath.Join(tmp, "report-2")
 	cmd := run(append(childArgs(child), "--faults", "kill", "--mode", "random", "--cases", "100000", "--out", out)...)
@@ -128,7 +60,7 @@ func TestExecLeavesNothingBehind(t *testing.T) {
 	}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		b, _ := os.ReadFile(filepath.Join(out, "cases.jsonl"))
-		if bytes.Count(b, []byte("\n")) > 5 && len(leftovers(child, tmp)) > 1 {
+		if bytes.Count(b, []byte("\n")) > 5 && len(scope.Left()) > 1 {
 			break // cases are being journaled, and a command runs
 		}
 		if time.Now().After(deadline) {
@@ -138,7 +70,7 @@ func TestExecLeavesNothingBehind(t *testing.T) {
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	noLeftovers(t, child, tmp)
+	scope.Check(t)
 }
 
 // A TMPDIR too long for a Unix socket's path under it (107 bytes on Linux) is no reason to
@@ -213,16 +145,17 @@ func TestFUSEMountsAreNeverLeft(t *testing.T) {
 	needs.Err(t, fusefs.Available())
 	cli, child := built(t)
 	tmp := t.TempDir()
+	scope := leftover.New(tmp)
 	start := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(cli, append(append([]string{"run"}, childArgs(child)...), args...)...)
-		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp, scope.Env())
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		return cmd
 	}
 	running := func(cmd *exec.Cmd) {
-		for deadline := time.Now().Add(20 * time.Second); !slices.ContainsFunc(leftovers(child, tmp), func(l string) bool { return strings.HasPrefix(l, "mount ") }); time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(20 * time.Second); !slices.ContainsFunc(scope.Left(), func(l string) bool { return strings.HasPrefix(l, "mount ") }); time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				cmd.Process.Kill()
 				t.Fatal("no mount appeared")
@@ -241,7 +174,7 @@ func TestFUSEMountsAreNeverLeft(t *testing.T) {
 		cmd.Wait()
 		if killReaper { // nobody cleaned up: the next run does, before it starts
 			next := exec.Command(cli, "run", "--target", "reference", "--faults", "kill", "--cases", "1", "--out", filepath.Join(tmp, "next"))
-			next.Env = append(os.Environ(), "TMPDIR="+tmp)
+			next.Env = append(os.Environ(), "TMPDIR="+tmp, scope.Env())
 			if out, err := next.CombinedOutput(); err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
@@ -250,7 +183,7 @@ func TestFUSEMountsAreNeverLeft(t *testing.T) {
 			cmd := start("--faults", "kill", "--out", filepath.Join(tmp, "next-exec"))
 			cmd.Wait()
 		}
-		noLeftovers(t, child, tmp)
+		scope.Check(t)
 	}
 }
 

@@ -110,9 +110,6 @@ func TestMain(m *testing.M) {
 	if fixtures.root != "" {
 		os.RemoveAll(fixtures.root)
 	}
-	if binaries.dir != "" {
-		os.RemoveAll(binaries.dir)
-	}
 	os.Exit(code)
 }
 

@@ -205,53 +205,6 @@ func TestSameSeedSameReport(t *testing.T) {
 	}
 }
 
-func TestShardsMergeIntoTheUnshardedReport(t *testing.T) {
-	for _, tc := range []struct {
-		campaign []string
-		shards   []string
-	}{
-		{[]string{"--target", "reference/act-then-save,reference", "--faults", "kill,power,diskfull", "--mode", "exhaustive"}, []string{"1/3", "2/3", "3/3"}},
-		{[]string{"--target", "reference/no-fsync,reference", "--faults", "storage", "--mode", "random", "--cases", "30"}, []string{"2/2", "1/2"}},
-	} {
-		whole := campaignDir(t, tc.campaign...)
-		dir := t.TempDir()
-		var shards []string
-		for _, s := range tc.shards {
-			out := filepath.Join(dir, "shard"+s[:1])
-			shards = append(shards, out)
-			if code, _, errOut := chaoskit(t, append([]string{"run", "--shard", s, "--out", out, "--format", "json"}, tc.campaign...)...); code != exitFail && code != exitOK {
-				t.Fatalf("shard %s: exit %d: %s", s, code, errOut)
-			}
-			rep := loadDir(t, out)
-			if rep.Options.Shard != s {
-				t.Fatalf("shard %s's report says shard %q", s, rep.Options.Shard)
-			}
-			for _, c := range rep.Cases {
-				if c.Index%len(tc.shards) != int(s[0]-'1') {
-					t.Fatalf("shard %s holds case %s of index %d", s, c.ID, c.Index)
-				}
-			}
-		}
-		merged := filepath.Join(dir, "merged")
-		code, out, errOut := chaoskit(t, append([]string{"merge", "--out", merged}, shards...)...)
-		if code != whole.code {
-			t.Fatalf("merge: exit %d, the unsharded run's %d\n%s%s", code, whole.code, out, errOut)
-		}
-		sameReport(t, filepath.Join(whole.dir, "report.json"), filepath.Join(merged, "report.json"))
-		// The Markdown shows no wall-clock time (the JUnit XML and the HTML do).
-		a, _ := os.ReadFile(filepath.Join(whole.dir, "summary.md"))
-		b, _ := os.ReadFile(filepath.Join(merged, "summary.md"))
-		if len(a) == 0 || string(a) != string(b) {
-			t.Errorf("the merged summary.md differs from the unsharded run's")
-		}
-		// The merged journal is a whole one: resuming it runs nothing and gives the same report.
-		if code, _, errOut := chaoskit(t, "run", "--resume", merged, "--format", "json"); code != whole.code {
-			t.Fatalf("resuming the merged journal: exit %d: %s", code, errOut)
-		}
-		sameReport(t, filepath.Join(whole.dir, "report.json"), filepath.Join(merged, "report.json"))
-	}
-}
-
 func TestMergeRefusesOtherCampaigns(t *testing.T) {
 	dir := t.TempDir()
 	shard := func(name string, args ...string) string {

@@ -24,6 +24,7 @@ import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/internal/needs"
+	"github.com/chaoskit/chaoskit/internal/testbin"
 )
 
 const (
@@ -381,17 +382,8 @@ func TestExamplesMatchScript(t *testing.T) {
 	})
 }
 
-// buildChaoskit builds chaoskit from this checkout into a temporary directory.
-func buildChaoskit(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "chaoskit")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/chaoskit")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/chaoskit: %v\n%s", err, out)
-	}
-	return bin
-}
+// buildChaoskit returns chaoskit built from this checkout, once for every test package.
+func buildChaoskit(t *testing.T) string { return testbin.Chaoskit(t) }
 
 // runLocal runs run-local.sh and returns its output, its exit code and its report directory.
 func runLocal(t *testing.T, chaoskit, baseline string, args ...string) (string, int, string) {
