@@ -63,6 +63,9 @@ var ErrInterrupted = errors.New("campaign interrupted")
 func (c *Campaign) Identity() reports.Options {
 	o := c.Options.withDefaults()
 	id := reports.Options{Mode: o.Mode.String(), Cases: o.Cases, Shard: o.Shard.String(), Restart: RestartText(o.RestartFailed)}
+	if b := o.RestartBackoff; b != (harness.Backoff{}) && b != harness.DefaultBackoff {
+		id.RestartBackoff = b.String()
+	}
 	for _, t := range c.Targets {
 		id.Targets = append(id.Targets, t.Name)
 		if t.Command != nil {

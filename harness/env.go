@@ -291,6 +291,9 @@ func (e *Env) lookup(ctx context.Context, tool Tool, c Call, f *faults.Fault) (R
 	return reply, found, nil
 }
 
+// rateLimitRetryAfter is the retry-after of a model-ratelimit fault's answer.
+const rateLimitRetryAfter = 20 * time.Second
+
 // ModelCall is one call of the target's language model. The model is a script: the target
 // says what it answers; the world adds latency, faults, and the count of calls.
 type ModelCall struct {
@@ -315,7 +318,7 @@ func (e *Env) Model(ctx context.Context, c ModelCall) (string, error) {
 	if f != nil {
 		switch f.Kind {
 		case faults.ModelRateLimit:
-			return "", &RateLimitError{RetryAfter: 20 * time.Second}
+			return "", &RateLimitError{RetryAfter: rateLimitRetryAfter}
 		case faults.ModelError:
 			return "", ErrModelServer
 		case faults.ModelContext:
@@ -444,7 +447,7 @@ func (e *Env) beat(b Beat) (int, *faults.Fault) {
 		return -1, nil
 	}
 	idx, due := r.step(e.p, b)
-	over := idx >= r.maxBeats
+	over := idx >= r.maxBeats || r.spinning()
 	r.mu.Unlock()
 	if over {
 		r.exit(event{t: r.current, kind: evOver})

@@ -21,17 +21,27 @@ type Options struct {
 	// switch), which take several to mean anything (default 2, and at least Replicas).
 	FleetReplicas int
 	// MaxRestarts is how many restarts a case may take before its run counts as not
-	// completing (default 10).
+	// completing (default 10): restarts after a crash, and after a failure of a process that
+	// no fault disturbed. A process that failed while a fault was in force (a full disk that has
+	// not got its space back) is restarted however many times that takes.
 	MaxRestarts int
 	// RestartFailed is the restart policy for a process that fails on its own (returns an
-	// error, panics, exits with another status than 0): RestartAlways (the default) restarts it,
-	// as a supervisor would, while faults remain to fire or it failed after a fault;
-	// RestartNever ends the run there, failed; a positive number restarts at most that many
-	// failed processes. A crashed process is always restarted. Reports count failed processes
-	// (failed_processes) whatever the policy.
+	// error, panics, exits with another status than 0): RestartAlways (the default) restarts it
+	// after RestartBackoff, as a supervisor would, until it fails twice in a row the same way
+	// with every fault over (see Backoff); RestartNever ends the run there, failed; a positive
+	// number restarts at most that many failed processes. A crashed process is always
+	// restarted. Reports count failed processes (failed_processes) whatever the policy.
 	RestartFailed int
+	// RestartBackoff is how long a process that failed on its own waits, in virtual time, before
+	// it is restarted; the zero value is DefaultBackoff (Kubernetes': 10s doubling to 5m). For a
+	// restart at once, set only Reset: Backoff{Reset: DefaultBackoff.Reset}.
+	RestartBackoff Backoff
 	// Timeout is how long, in wall-clock time, a process may go without a beat before it counts
-	// as hung and its case as unknown (default 10s).
+	// as hung and its case as unknown: at least Timeout (default 30s), and in a case at least
+	// HangFactor times the longest time the golden runs took between two beats, so that a
+	// target slow on a loaded machine is never taken for a hung one. A hang that shows in
+	// virtual terms (every thread waiting for something that will never come) is decided at
+	// once, as stuck, whatever Timeout is.
 	Timeout time.Duration
 	// RestartDelay is the virtual time a restart takes (default 1s).
 	RestartDelay time.Duration
@@ -46,6 +56,13 @@ type Options struct {
 	// ReplayCommand for the command line, a go test command in package chaoskittest.
 	Repro func(schedule faults.Schedule) string
 }
+
+// DefaultTimeout is Options.Timeout's default, and HangFactor how many times the golden run's
+// longest gap between beats a case waits for a beat before its process counts as hung.
+const (
+	DefaultTimeout = 30 * time.Second
+	HangFactor     = 20
+)
 
 // The restart policies of Options.RestartFailed, besides a positive count.
 const (
@@ -67,7 +84,10 @@ func (o Options) withDefaults() Options {
 		o.MaxRestarts = 10
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = 10 * time.Second
+		o.Timeout = DefaultTimeout
+	}
+	if o.RestartBackoff == (Backoff{}) {
+		o.RestartBackoff = DefaultBackoff
 	}
 	if o.RestartDelay <= 0 {
 		o.RestartDelay = time.Second

@@ -241,7 +241,8 @@ func TestPanickingRecoveryDoesNotComplete(t *testing.T) {
 	}
 }
 
-// A recovery that fails on its own with nothing left to fire is not restarted forever.
+// A recovery that fails on its own, with every fault over, is not restarted forever: once two
+// processes in a row have failed the same way, the supervisor gives up.
 func TestFailingRecoveryStops(t *testing.T) {
 	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 		if env.Attempt() > 0 {
@@ -250,7 +251,7 @@ func TestFailingRecoveryStops(t *testing.T) {
 		return steps{n: 2}.Run(ctx, env)
 	}}
 	c := newRunner(t, target, harness.Options{}).Run(kill(2))
-	if !c.Breaks(oracle.Completes) || c.Verdict.Metrics.Restarts != 1 {
+	if !c.Breaks(oracle.Completes) || c.Verdict.Metrics.Restarts != 2 || !strings.Contains(c.Verdict.Violations[0].Detail, "fails every time after every fault has ended (processes 1 and 2 the same way)") {
 		t.Fatalf("%s", c)
 	}
 }

@@ -44,7 +44,14 @@ type run struct {
 	beats    []Beat         // the beats after prefix
 	notes    map[int]string // what happened at a beat: what a crash did, how a process ended
 	maxBeats int            // beats after which a run counts as never ending
-	progress int            // Env calls so far, beats or not: what the hang detector watches
+	// spin counts the beats made in a row with the clock standing still and no mark, since
+	// spinAt; past maxSpin (0: no limit) the run is a livelock.
+	spin       int
+	spinAt     time.Time
+	maxSpin    int
+	goldenSpin int // the golden run's longest such stretch, which maxSpin is set from
+	hangWhy    string // how the hang detector's timeout was chosen, for its message
+	progress   int // Env calls so far, beats or not: what the hang detector watches
 
 	slots    []*slot
 	procs    []*process // every process started, in order
@@ -57,8 +64,15 @@ type run struct {
 	// prefixMarks is how many marks the golden run made in prefix, all of them made here too.
 	prefixMarks int
 	tick        *time.Ticker // the hang detector's
+	lastWall    time.Time    // when the last beat was made, or a process started, in wall-clock time (recording only)
 
 	failedProcs int // processes that ended on their own with an error or a panic
+	// lastFault is the beat the last fault fired at (-1: none yet), and quietAt when the faults
+	// fired so far are all over (see end): what tells the supervisor whether a failed process was
+	// disturbed.
+	lastFault int
+	quietAt   time.Time
+	counted   int // restarts that count against Options.MaxRestarts
 }
 
 // slot is a worker: the processes started for it, one after another.
@@ -69,13 +83,19 @@ type slot struct {
 	result   any
 	err      error
 	panicked string
-	failed   string // how its last process failed on its own, if it did
+	// failures counts its processes' failures in a row, for the back-off; lastFailure says how
+	// the last undisturbed one failed (see run.failed), and lastFailed which process it was.
+	failures    int
+	lastFailure string
+	lastFailed  int
+	gaveUp      string // why the supervisor gave the worker up, if it did
 }
 
 // process is one process of the target: one call of Run, and its threads.
 type process struct {
 	slot       *slot
 	attempt    int
+	born       time.Time // the virtual time it started at
 	env        *Env
 	threads    []*thread
 	frozen     time.Time // frozen (by a lease fault) until
@@ -160,7 +180,11 @@ func keepsSubset(s faults.Schedule) bool {
 	return slices.ContainsFunc(s, func(f faults.Fault) bool { return f.Kind == faults.Power && f.Mode == "subset" })
 }
 
-type recorder struct{ cursors []cursor }
+type recorder struct {
+	cursors []cursor
+	maxSpin int           // the longest stretch of beats with the clock standing still and no mark
+	maxGap  time.Duration // the longest wall-clock time between two beats, or a start and a beat
+}
 
 func (rc *recorder) at(r *run, p *process) {
 	sched, _ := r.pcg.MarshalBinary()
@@ -174,7 +198,8 @@ type ending struct {
 	panicked string
 	hung     string
 	over     bool
-	gaveUp   bool // the harness stopped the run (stuck, restarts used up), not the target
+	gaveUp   bool   // the harness stopped the run (stuck, restarts used up), not the target
+	why      string // why the supervisor stopped restarting the failing process, if it did
 }
 
 func (x ending) String() string {
@@ -198,6 +223,7 @@ func firstLine(s string) string {
 
 func newRun(newTarget func() Target, o *Options, tools []Tool, s faults.Schedule, maxBeats int) *run {
 	r := &run{
+		lastFault: -1,
 		newTarget: newTarget,
 		o:         o,
 		sched:     s,
@@ -222,7 +248,7 @@ func newRun(newTarget func() Target, o *Options, tools []Tool, s faults.Schedule
 
 // newProcess records a new process for slot s, not yet running.
 func (r *run) newProcess(s *slot) *process {
-	p := &process{slot: s, attempt: len(r.procs), dead: make(chan struct{}), start: r.nbeats(), firstFault: -1}
+	p := &process{slot: s, attempt: len(r.procs), born: r.clock.Now(), dead: make(chan struct{}), start: r.nbeats(), firstFault: -1}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.env = &Env{r: r, p: p, rng: rand.New(rand.NewPCG(r.o.Seed, uint64(p.attempt)))}
 	if r.bare != nil {
@@ -239,6 +265,9 @@ func (r *run) newProcess(s *slot) *process {
 // thread, runnable. The instance is built on that thread, so that a constructor that panics
 // fails the process like a Run that does.
 func (r *run) start(s *slot) {
+	if r.rec != nil {
+		r.lastWall = time.Now()
+	}
 	p := r.newProcess(s)
 	r.spawn(p, func(ctx context.Context) (any, error) { return r.newTarget().Run(ctx, p.env) })
 }
@@ -384,7 +413,7 @@ func (r *run) next(t *thread) (event, string) {
 			r.mu.Unlock()
 			if n == seen {
 				r.killAll()
-				return event{}, fmt.Sprintf("process %d hung: no beat for %s (wall clock)", t.p.attempt, r.o.Timeout)
+				return event{}, fmt.Sprintf("process %d hung: no beat for %s of wall-clock time%s", t.p.attempt, r.o.Timeout, r.hangWhy)
 			}
 			seen = n
 		}
@@ -418,26 +447,7 @@ func (r *run) handle(ev event) (ending, bool) {
 			s.done = true // completed, or refused to go on: nothing to restart
 			return ending{}, false
 		}
-		p.failed = true
-		r.failedProcs++
-		// The restart policy says whether a supervisor restarts a process that failed.
-		if rf := r.o.RestartFailed; rf == RestartNever || rf > 0 && r.failedProcs > rf {
-			s.done = true
-			return ending{}, false
-		}
-		// A process that failed on its own, with nothing left to fire or just as the one before
-		// it did, would only fail again: restarting cannot help.
-		if p.firstFault < 0 {
-			how := ending{err: ev.err, panicked: ev.panicked}.String()
-			if !r.pending() || s.failed == how {
-				s.done = true
-				return ending{}, false
-			}
-			s.failed = how
-		} else {
-			s.failed = ""
-		}
-		return r.restart(s, 0)
+		return r.failed(p, s, ending{err: ev.err, panicked: ev.panicked}.String())
 	case evCrash:
 		return r.crashed(p, *ev.fault)
 	}
@@ -459,22 +469,27 @@ func (r *run) crashed(p *process, f faults.Fault) (ending, bool) {
 		r.note(beat, r.disk.Crash(f, r.crashRand(beat)))
 	}
 	for _, v := range victims {
-		if x, stop := r.restart(v.slot, r.o.RestartDelay); stop {
+		v.slot.lastFailure = "" // the crash changed what the next process finds
+		if x, stop := r.restart(v.slot, r.o.RestartDelay, true); stop {
 			return x, true
 		}
 	}
 	return ending{}, false
 }
 
-// restart schedules a new process for slot s after delay, unless the restarts are used up.
-func (r *run) restart(s *slot, delay time.Duration) (ending, bool) {
-	if len(r.procs)-len(r.slots) >= r.o.MaxRestarts {
+// restart schedules a new process for slot s after delay, unless the restarts are used up:
+// Options.MaxRestarts of those that count (those after a crash or an undisturbed failure).
+func (r *run) restart(s *slot, delay time.Duration, counts bool) (ending, bool) {
+	if counts && r.counted >= r.o.MaxRestarts {
 		r.killAll()
 		err := fmt.Errorf("gave up after %d restarts; the last process %s", r.o.MaxRestarts, ending{err: s.err, panicked: s.panicked})
 		if s.err == nil && s.panicked == "" {
 			err = fmt.Errorf("gave up after %d restarts; the last process was crashed", r.o.MaxRestarts)
 		}
 		return ending{err: err, gaveUp: true}, true
+	}
+	if counts {
+		r.counted++
 	}
 	s.done = false
 	r.restarts = append(r.restarts, restart{at: r.clock.Now().Add(delay), slot: s})
@@ -530,7 +545,7 @@ func (r *run) over() (ending, bool) {
 	for i, s := range r.slots {
 		results[i] = s.result
 		if x.err == nil && x.panicked == "" {
-			x.err, x.panicked = s.err, s.panicked
+			x.err, x.panicked, x.why = s.err, s.panicked, s.gaveUp
 		}
 	}
 	x.result = results[0]
@@ -664,8 +679,16 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 	b.Worker, b.Attempt = p.slot.id, p.attempt
 	idx := r.nbeats()
 	r.beats = append(r.beats, b)
+	if now := r.clock.Now(); b.Kind == BeatMark || !now.Equal(r.spinAt) {
+		r.spin, r.spinAt = 0, now
+	} else {
+		r.spin++
+	}
 	if r.rec != nil {
 		r.rec.at(r, p)
+		r.rec.maxSpin = max(r.rec.maxSpin, r.spin)
+		now := time.Now() // the one use of the wall clock in a run: to scale the hang detector
+		r.rec.maxGap, r.lastWall = max(r.rec.maxGap, now.Sub(r.lastWall)), now
 	}
 	var due *faults.Fault
 	for i := range r.sched {
@@ -676,8 +699,14 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 			break
 		}
 	}
-	if due != nil && p.firstFault < 0 {
-		p.firstFault = idx
+	if due != nil {
+		if p.firstFault < 0 {
+			p.firstFault = idx
+		}
+		r.lastFault = idx
+		if until := end(*due, r.clock.Now()); until.After(r.quietAt) {
+			r.quietAt = until
+		}
 	}
 	switch {
 	case due != nil && isCrash(due.Kind): // the process stops here: the beat is not progress
@@ -692,6 +721,9 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 	}
 	return idx, due
 }
+
+// spinning reports whether the run has spun past its limit (see run.spin).
+func (r *run) spinning() bool { return r.maxSpin > 0 && r.spin > r.maxSpin }
 
 // nbeats returns how many beats the run has made.
 func (r *run) nbeats() int { return len(r.prefix) + len(r.beats) }
@@ -761,10 +793,12 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 	case x.hung != "":
 		obs.Undecided = x.hung
 		return obs
+	case x.over && r.spinning():
+		obs.Err = fmt.Sprintf("spins: %d beats in a row with the virtual clock standing still and no progress mark (the golden run's longest such stretch is %d): a livelock, such as a retry loop that never waits", r.spin, r.goldenSpin)
 	case x.over:
 		obs.Err = fmt.Sprintf("no end in sight: %d beats without completing; a livelock, or a restart that never gets anywhere", r.nbeats())
 	case x.panicked != "":
-		obs.Err = "the last process panicked: " + x.panicked
+		obs.Err = "the last process panicked: " + x.panicked + because(x.why)
 		obs.Stopped = true
 	case x.gaveUp:
 		obs.Err = x.err.Error()
@@ -772,7 +806,7 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 		obs.Err, obs.Refused = "the last process refused to go on: "+x.err.Error(), true
 		obs.Stopped = true
 	case x.err != nil:
-		obs.Err = "the last process failed: " + x.err.Error()
+		obs.Err = "the last process failed: " + x.err.Error() + because(x.why)
 		obs.Stopped = true
 	default:
 		obs.Completed = true
@@ -782,6 +816,14 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 		obs.State, obs.StateErr = readState(stater, r.disk)
 	}
 	return obs
+}
+
+// because appends why the supervisor gave up, if it did, to a failure's text.
+func because(why string) string {
+	if why == "" {
+		return ""
+	}
+	return "; " + why
 }
 
 func isCrash(k faults.Kind) bool {

@@ -53,6 +53,8 @@ type Golden struct {
 
 	tearOnce sync.Once
 	tearable [][]bool // by beat, by tearModes: Disk.Tearable at the beat
+
+	maxGap time.Duration // the longest wall-clock time between two beats in either golden run
 }
 
 // tearModes are the modes Golden.Tearable answers for: torn's, and power's besides a plain one.
@@ -158,7 +160,7 @@ func (rn *Runner) record(n int) *Golden {
 	if obs.StateErr != "" {
 		return &Golden{err: fmt.Errorf("%s: the golden run's state cannot be read back (every case would fail same-state): %s", name, obs.StateErr)}
 	}
-	_, again, err := rn.recordOnce(n, name)
+	r2, again, err := rn.recordOnce(n, name)
 	if err != nil {
 		return &Golden{err: fmt.Errorf("%s: second %w", name, errors.Unwrap(err))}
 	}
@@ -166,7 +168,7 @@ func (rn *Runner) record(n int) *Golden {
 		return &Golden{err: fmt.Errorf("%s: %w: %s", name, ErrNondeterministic, v[0].Detail)}
 	}
 	obs.Trace = nil // only the determinism check needed it
-	return &Golden{r: r, obs: obs}
+	return &Golden{r: r, obs: obs, maxGap: max(r.rec.maxGap, r2.rec.maxGap)}
 }
 
 // recordOnce runs the target once without faults, recording where it stood at every beat.
@@ -325,6 +327,15 @@ func (rn *Runner) runCase(s faults.Schedule) *Case {
 	}
 	g := gold.Len()
 	r := newRun(rn.newTarget, &o, rn.tools, s, 10*g+1000)
+	// A run spins when it makes beats with the clock standing still and no mark for much longer
+	// than the golden run ever did: ten times its longest such stretch, and more than the whole
+	// golden run, so that a recovery replaying the work at once is not mistaken for one.
+	r.goldenSpin = gold.r.rec.maxSpin
+	r.maxSpin = max(10*r.goldenSpin, g+1000)
+	if scaled := HangFactor * gold.maxGap; scaled > o.Timeout {
+		o.Timeout = scaled.Round(time.Millisecond)
+		r.hangWhy = fmt.Sprintf(", %d times the golden run's longest gap between beats", HangFactor)
+	}
 	r.beats = rn.buffer(g)
 	var x ending
 	defer func() {

@@ -223,6 +223,8 @@ func (r *Report) OtherCampaign(other *Report) string {
 		return fmt.Sprintf("%s per target, not %d", Count(b.Cases, "case"), a.Cases)
 	case b.Restart != a.Restart:
 		return fmt.Sprintf("restart policy %q, not %q", b.Restart, a.Restart)
+	case b.RestartBackoff != a.RestartBackoff:
+		return fmt.Sprintf("restart back-off %q, not %q", b.RestartBackoff, a.RestartBackoff)
 	case other.Seed != r.Seed:
 		return fmt.Sprintf("seed %d, not %d", other.Seed, r.Seed)
 	}

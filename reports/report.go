@@ -45,6 +45,9 @@ type Options struct {
 	// Restart is the restart policy for processes that fail on their own: "" (always), "never",
 	// or the most to restart.
 	Restart string `json:"restart,omitempty"`
+	// RestartBackoff is how long a process that failed on its own waits before its restart
+	// (harness.Backoff's text form), "" for the default, 10s doubling to 5m.
+	RestartBackoff string `json:"restart_backoff,omitempty"`
 	// Commands describes the targets that are commands run as processes (chaoskit run --exec),
 	// so that a resumed run, a merge and a replay run them the same way.
 	Commands []Command `json:"commands,omitempty"`

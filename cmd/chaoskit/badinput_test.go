@@ -49,6 +49,9 @@ func TestBadInput(t *testing.T) {
 		{append(run, "--mode", "random", "--cases", "99999999999"), "--cases 99999999999: at most 1000000 per target"},
 		{append(run, "--workers", "-2"), "--workers -2: want a count of 0 or more"},
 		{append(run, "--mode", "sideways"), `--mode: unknown mode "sideways"`},
+		{append(run, "--restart-backoff", "soon"), `--restart-backoff: back-off "soon": "soon" is not a duration (want 10s..5m, or 5s for a constant delay)`},
+		{append(run, "--restart-backoff", "1m..10s"), `--restart-backoff: back-off "1m..10s": "10s" is not a duration at least 1m`},
+		{append(run, "--restart-backoff", "5s,after=1m"), `--restart-backoff: back-off "5s,after=1m": after the comma want reset=DURATION (10m)`},
 		{append(run, "--format", "json,pdf"), `unknown format "pdf"`},
 		// Targets and faults.
 		{append(run, "--target", "reference/no-such-bug"), `unknown target "reference/no-such-bug" (known: reference, `},

@@ -18,12 +18,13 @@ const maxCases = 1_000_000
 
 // campaignParams are the parameters of a campaign, by the flags of `run` that set them, in the
 // order its error messages name them; "exec" stands for --exec and its options.
-var campaignParams = []string{"target", "exec", "faults", "mode", "cases", "seed", "shard", "restart"}
+var campaignParams = []string{"target", "exec", "faults", "mode", "cases", "seed", "shard", "restart", "restart-backoff"}
 
-// newCampaign checks a campaign's parameters, as the flags of `run` spell them, and returns a
-// usage error naming the first that is wrong. names lists the targets in order: built-in ones,
-// and the commands' names.
-func newCampaign(names []string, commands []reports.Command, faultList, mode string, cases int, seed uint64, shard, restart string) (*campaign.Campaign, error) {
+// campaignOf checks a campaign's parameters, as a report, a journal's header or the flags of
+// `run` record them, and returns the campaign, or a usage error naming the first parameter that
+// is wrong. id.Targets lists the targets in order: built-in ones, and the commands' names.
+func campaignOf(seed uint64, id reports.Options) (*campaign.Campaign, error) {
+	names, commands, faultList, mode, cases, shard, restart := id.Targets, id.Commands, strings.Join(id.Faults, ","), id.Mode, id.Cases, id.Shard, id.Restart
 	c := &campaign.Campaign{}
 	if len(names) == 0 {
 		return nil, usagef("run needs --target NAME (chaoskit targets lists them) or --exec COMMAND")
@@ -62,6 +63,11 @@ func newCampaign(names []string, commands []reports.Command, faultList, mode str
 	if o.RestartFailed, err = campaign.ParseRestart(restart); err != nil {
 		return nil, usagef("--restart: %v", err)
 	}
+	if id.RestartBackoff != "" {
+		if o.RestartBackoff, err = harness.ParseBackoff(id.RestartBackoff); err != nil {
+			return nil, usagef("--restart-backoff: %v", err)
+		}
+	}
 	return c, nil
 }
 
@@ -73,11 +79,6 @@ func resolveTarget(name string, commands []reports.Command) (campaign.Target, er
 		}
 	}
 	return lookupTarget(name)
-}
-
-// campaignOf rebuilds the campaign a journal's header or a report records.
-func campaignOf(seed uint64, o reports.Options) (*campaign.Campaign, error) {
-	return newCampaign(o.Targets, o.Commands, strings.Join(o.Faults, ","), o.Mode, o.Cases, seed, o.Shard, o.Restart)
 }
 
 // param returns the value of one of campaignParams of c, as its flag would spell it.
@@ -101,6 +102,8 @@ func param(c *campaign.Campaign, name string) string {
 		return o.Shard
 	case "restart":
 		return campaign.RestartText(c.Options.RestartFailed)
+	case "restart-backoff":
+		return o.RestartBackoff
 	}
 	panic("param: no parameter " + name)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -35,7 +36,7 @@ type campaignFlags struct {
 	targets             listFlag
 	exec                *execFlags
 	faults, mode, shard *string
-	restart             *string
+	restart, backoff    *string
 	cases               *int
 	seed                *uint64
 	set                 map[string]bool // the flags given, once parsed
@@ -51,6 +52,7 @@ func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 	f.seed = fs.Uint64("seed", 1, "the campaign's seed")
 	f.shard = fs.String("shard", "", "run only shard I/N: the cases whose index is I-1 modulo N")
 	f.restart = fs.String("restart", "always", "restart a process that fails on its own: always (as a supervisor would), never, or at most N times")
+	f.backoff = fs.String("restart-backoff", harness.DefaultBackoff.String(), "how long a failed process waits to be restarted, in virtual time: INITIAL..MAX doubling (Kubernetes'), or DELAY every time (systemd's RestartSec)")
 	return f
 }
 
@@ -65,7 +67,10 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 	for _, cmd := range commands {
 		targets = append(targets, cmd.Name)
 	}
-	faults, mode, cases, seed, shard, restart := *f.faults, *f.mode, *f.cases, *f.seed, *f.shard, *f.restart
+	faults, mode, cases, seed, shard, restart, backoff := *f.faults, *f.mode, *f.cases, *f.seed, *f.shard, *f.restart, *f.backoff
+	if backoff == harness.DefaultBackoff.String() {
+		backoff = "" // as a report records the default
+	}
 	if base != nil {
 		o := base.Identity()
 		if !f.set["target"] && !f.execSet() {
@@ -89,8 +94,12 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 		if !f.set["restart"] {
 			restart = o.Restart
 		}
+		if !f.set["restart-backoff"] {
+			backoff = o.RestartBackoff
+		}
 	}
-	return newCampaign(targets, commands, faults, mode, cases, seed, shard, restart)
+	return campaignOf(seed, reports.Options{Targets: targets, Commands: commands, Faults: strings.Split(faults, ","), Mode: mode,
+		Cases: cases, Shard: shard, Restart: restart, RestartBackoff: backoff})
 }
 
 // execSet reports whether --exec or one of its options was given.
