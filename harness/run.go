@@ -49,9 +49,9 @@ type run struct {
 	spin       int
 	spinAt     time.Time
 	maxSpin    int
-	goldenSpin int // the golden run's longest such stretch, which maxSpin is set from
+	goldenSpin int    // the golden run's longest such stretch, which maxSpin is set from
 	hangWhy    string // how the hang detector's timeout was chosen, for its message
-	progress   int // Env calls so far, beats or not: what the hang detector watches
+	progress   int    // Env calls so far, beats or not: what the hang detector watches
 
 	slots    []*slot
 	procs    []*process // every process started, in order
