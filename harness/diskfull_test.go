@@ -2,6 +2,7 @@ package harness_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -25,6 +26,7 @@ const (
 	spinOnFull                  // write again at once
 	waitOnFull                  // sleep, doubling the pause, and write again (at most 10 times)
 	swallowOnFull               // carry on as if the write had landed
+	stopOnFull                  // end the process as if it had finished: exit status 0
 )
 
 // records is a small target: it writes five records, each to a file of its own through a
@@ -50,6 +52,8 @@ func (r records) Run(ctx context.Context, env *harness.Env) (any, error) {
 				break
 			}
 			switch {
+			case r.full == stopOnFull:
+				return "done", nil
 			case r.full == swallowOnFull:
 			case r.full == spinOnFull:
 				continue
@@ -254,5 +258,107 @@ func TestDiskFullIsEveryWorkers(t *testing.T) {
 	}
 	if !full["w0"] || !full["w1"] {
 		t.Fatalf("writes after the disk filled: %v; want both workers refused", seen)
+	}
+}
+
+// checkpoint is a target that keeps its progress in one JSON checkpoint, rewritten after each of
+// its five steps. inPlace truncates and rewrites the file itself; otherwise it writes a temporary
+// file, fsyncs it and renames it over the checkpoint, fsyncing the directory. Either way it
+// exits on an error, and on start it fails on a checkpoint it cannot read.
+type checkpoint struct{ inPlace bool }
+
+func (c checkpoint) Run(ctx context.Context, env *harness.Env) (any, error) {
+	fsys := env.FS()
+	done := 0
+	if b, err := afero.ReadFile(fsys, "ckpt.json"); err == nil {
+		if err := json.Unmarshal(b, &done); err != nil {
+			return nil, fmt.Errorf("the checkpoint is not JSON: %w", err)
+		}
+	}
+	for ; done < 5; done++ {
+		if err := c.save(fsys, done+1); err != nil {
+			return nil, err
+		}
+		env.Mark(fmt.Sprintf("step %d", done))
+	}
+	return "done", nil
+}
+
+func (c checkpoint) save(fsys afero.Fs, done int) error {
+	body := fmt.Sprintf("%d%s", done, strings.Repeat(" ", 40)) // trailing space is JSON too
+	name := "ckpt.json.tmp"
+	if c.inPlace {
+		name = "ckpt.json"
+	}
+	if err := (records{}).write(fsys, name, body); err != nil || c.inPlace {
+		return err
+	}
+	if err := fsys.Rename(name, "ckpt.json"); err != nil {
+		return err
+	}
+	dir, err := fsys.Open(".")
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
+}
+
+func (checkpoint) State(fsys afero.Fs) (any, error) { return harness.Files(fsys) }
+
+// What a full disk must still show, each with the property its bug breaks, while a harness that
+// exits on ENOSPC and is restarted passes: a harness that swallows ENOSPC and marks the step
+// done (state lost: same-state), one that spins on it (a livelock: completes), one that ends
+// as if it had finished (same-state), one whose in-place checkpoint a half-landed write
+// corrupts (it fails on it every time after the disk has space again: completes), and, with
+// the supervisor told never to restart (--restart never), one that gives up on a 429 for good.
+func TestDiskFullBugsStayCaught(t *testing.T) {
+	full := campaign.Options{Faults: []faults.Kind{faults.DiskFull}}
+	for _, tc := range []struct {
+		name     string
+		target   harness.Target
+		opts     harness.Options
+		property string // "" for a pass
+		detail   string
+	}{
+		{"exits on ENOSPC", records{failOnFull}, harness.Options{}, "", ""},
+		{"temporary file and rename, exits on ENOSPC", checkpoint{}, harness.Options{}, "", ""},
+		{"swallows ENOSPC", records{swallowOnFull}, harness.Options{}, oracle.SameState, "state"},
+		{"spins on ENOSPC", records{spinOnFull}, harness.Options{}, oracle.Completes, "spins: "},
+		{"exits 0 on ENOSPC", records{stopOnFull}, harness.Options{}, oracle.SameState, "state"},
+		{"checkpoint in place", checkpoint{inPlace: true}, harness.Options{}, oracle.Completes, "the checkpoint is not JSON: unexpected end of JSON input; the process fails every time after every fault has ended"},
+	} {
+		rn := newRunner(t, tc.target, tc.opts)
+		caught := 0
+		cases := explore(t, rn, full)
+		for _, c := range cases {
+			switch {
+			case tc.property == "" && c.Verdict.Outcome != oracle.Pass:
+				t.Errorf("%s: %s", tc.name, c)
+			case tc.property != "" && c.Breaks(tc.property):
+				caught++
+				if !strings.Contains(c.String(), tc.detail) {
+					t.Errorf("%s: %s does not say %q:\n%s", tc.name, tc.property, tc.detail, c)
+				}
+			}
+		}
+		if tc.property != "" && caught == 0 {
+			t.Errorf("%s: none of %d diskfull cases broke %s", tc.name, len(cases), tc.property)
+		}
+	}
+
+	gaveUp := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		if _, err := env.Model(ctx, harness.ModelCall{Purpose: "plan", Reply: "ok"}); err != nil {
+			return nil, err // a 429 is the end, as far as this harness goes
+		}
+		env.Mark("planned")
+		return "planned", nil
+	}}
+	limited := faults.Schedule{{Kind: faults.ModelRateLimit, Beat: 0}}
+	if c := newRunner(t, gaveUp, (harness.Options{})).Run(limited); c.Verdict.Outcome != oracle.Pass {
+		t.Errorf("restarted after a 429, the harness must pass:\n%s", c)
+	}
+	if c := newRunner(t, gaveUp, (harness.Options{RestartFailed: harness.RestartNever})).Run(limited); !c.Breaks(oracle.Completes) || !strings.Contains(c.String(), "rate limit") {
+		t.Errorf("under RestartNever, giving up on a 429 must break completes:\n%s", c)
 	}
 }

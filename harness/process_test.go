@@ -105,9 +105,7 @@ func TestSimpleTargetPassesEverything(t *testing.T) {
 	if got := strings.Join(g.Trace(), "|"); got != "fs.create log|fs.syncdir .|fs.write log +1B @0|fs.sync log|mark step a|fs.write log +1B @1|fs.sync log|mark step b|fs.write log +1B @2|fs.sync log|mark step c|fs.write log +1B @3|fs.sync log|mark step d" {
 		t.Fatalf("golden trace: %s", got)
 	}
-	// Not diskfull: steps fails on ENOSPC and leaves it to a restart, which finds the disk as
-	// full, a crash loop diskfull_test.go shows caught.
-	for _, c := range explore(t, rn, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.FsyncFail}}) {
+	for _, c := range explore(t, rn, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.FsyncFail, faults.DiskFull}}) {
 		if c.Verdict.Outcome != oracle.Pass {
 			t.Errorf("%s", c)
 		}
