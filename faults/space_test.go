@@ -131,32 +131,3 @@ func TestReplayStartsWithSpace(t *testing.T) {
 		t.Fatal("a replayed disk is full")
 	}
 }
-
-// WaitForSpace sleeps on the harness's clock and probes until the disk takes writes again: it
-// waits out a full disk whose space returns within the limit, and gives up on one that stays
-// full longer, leaving no probe behind either way.
-func TestWaitForSpace(t *testing.T) {
-	for _, tc := range []struct {
-		full, limit time.Duration
-		want        bool
-		slept       time.Duration // when it returns true
-	}{
-		{full: time.Minute, limit: time.Hour, want: true, slept: 70 * time.Second}, // 10s, 20s, 40s
-		{full: 2 * time.Hour, limit: time.Hour, want: false},
-	} {
-		clock := faults.NewClock(faults.Epoch)
-		d := faults.NewDisk(faults.DiskOptions{Now: clock.Now})
-		fsys := faults.New(d, &fillOn{fault: faults.Fault{Kind: faults.DiskFull, Dur: tc.full}})
-		if _, err := appendTo(t, fsys, "log", "a"); !faults.NoSpace(err) {
-			t.Fatalf("the filling write: %v, want ENOSPC", err)
-		}
-		slept := time.Duration(0)
-		sleep := func(d time.Duration) error { slept += d; clock.Advance(d); return nil }
-		if got := faults.WaitForSpace(fsys, ".", sleep, tc.limit); got != tc.want || (got && slept != tc.slept) {
-			t.Errorf("full for %s, limit %s: WaitForSpace = %v after %s asleep; want %v after %s", tc.full, tc.limit, got, slept, tc.want, tc.slept)
-		}
-		if _, err := fsys.Stat(".space-probe"); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("full for %s: the probe was left behind: %v", tc.full, err)
-		}
-	}
-}

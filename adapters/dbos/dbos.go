@@ -9,14 +9,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process/client"
-	"github.com/chaoskit/chaoskit/faults"
 	dbostx "github.com/dbos-inc/dbos-transact-golang/dbos"
 	_ "github.com/dbos-inc/dbos-transact-golang/dbos/driver/sqlite" // registers modernc's "sqlite" driver, which DBOS needs for SQLite
-	"github.com/spf13/afero"
 )
 
 // OpenSystemDB opens the SQLite file at path as a DBOS system database fit for chaoskit's
@@ -91,9 +88,6 @@ func Step[R any](ctx dbostx.Context, c *client.Client, name string, fn dbostx.St
 	switch {
 	case err != nil && ran:
 		fmt.Fprintf(os.Stderr, "dbos.Step: step %s %s ran but its output was not recorded: %v; exiting so that recovery runs it again\n", label, name, err)
-		if DiskFull(err) {
-			WaitForSpace(c, c.StateDir, DefaultSpaceWait)
-		}
 		os.Exit(ExitUnrecorded)
 	case err == nil && label != "": // ran here, and its output is recorded: RunAsStep returns after that
 		if merr := c.Mark(label + " " + name + " recorded"); merr != nil {
@@ -105,25 +99,6 @@ func Step[R any](ctx dbostx.Context, c *client.Client, name string, fn dbostx.St
 
 // ExitUnrecorded is the exit status of a process whose step ran but could not be recorded.
 const ExitUnrecorded = 75
-
-// DiskFull reports whether err says that the disk is full: ENOSPC (faults.NoSpace), or
-// SQLite's SQLITE_FULL ("database or disk is full"), which DBOS passes on as text.
-func DiskFull(err error) bool {
-	return faults.NoSpace(err) || err != nil && strings.Contains(err.Error(), "database or disk is full")
-}
-
-// DefaultSpaceWait is how long WaitForSpace waits for space at most, in virtual time.
-const DefaultSpaceWait = time.Hour
-
-// WaitForSpace waits on chaoskit's virtual clock (c.Sleep) until dir takes writes again, for at
-// most limit (faults.WaitForSpace), and returns whether it does. A process that failed on a full
-// disk calls it before it exits: exiting at once, it would be restarted at once onto the same
-// full disk, and fail the same way (chaoskit then stops restarting it, as a supervisor's start
-// limit would). DBOS's own retries cannot wait for space under chaoskit: they sleep in
-// wall-clock time, which does not move chaoskit's clock.
-func WaitForSpace(c *client.Client, dir string, limit time.Duration) bool {
-	return faults.WaitForSpace(afero.NewOsFs(), dir, c.Sleep, limit)
-}
 
 // InstallTemplate copies the system database template (a database already migrated, see
 // Migrate) to path unless path exists, durably: a temporary file written and fsynced, renamed,

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/cloudwego/eino/compose"
 	"github.com/cloudwego/eino/schema"
@@ -86,8 +85,8 @@ func (g Graph[I, O]) dir() string {
 // recorded output; otherwise it invokes the graph under the run's checkpoint id, again after
 // every interrupt after a node (each of which saved a checkpoint), and records the output
 // durably when the graph ends. Any other interrupt (a node asking for a person) is returned as
-// the error. A run that fails on a full disk first waits for space (WaitForSpace), so that the
-// process that takes over does not find the disk as full.
+// the error. Any other error, a full disk's included, fails the process, for its supervisor to
+// restart.
 func (g Graph[I, O]) Run(ctx context.Context, env *harness.Env) (any, error) {
 	if g.ID == "" || g.Compile == nil {
 		panic("eino.Graph: ID and Compile are required")
@@ -120,10 +119,6 @@ func (g Graph[I, O]) Run(ctx context.Context, env *harness.Env) (any, error) {
 			err = b.store.SetDone(g.ID, json.RawMessage(enc))
 		}
 		if err != nil {
-			if faults.NoSpace(err) {
-				// Restarted at once, the process would find the disk as full as it left it.
-				WaitForSpace(ctx, env, g.dir(), DefaultSpaceWait)
-			}
 			return nil, err
 		}
 		return decodeResult(enc)

@@ -44,22 +44,6 @@ export const DATABASE = 'checkpoints.db';
 /** How many times a tool or model call whose outcome is open is made before giving up. */
 export const TRIES = 5;
 
-/** How long the checkpointer waits, in virtual time, before it retries a write the disk had no room for. */
-export const SPACE_WAIT_MS = 10_000;
-
-/** How many times the checkpointer waits for space before it lets the error through: ten minutes. */
-export const SPACE_TRIES = 60;
-
-/**
- * Reports whether err says the disk is full: SQLite's SQLITE_FULL ("database or disk is full"),
- * which is what a write failing with ENOSPC becomes, or an ENOSPC from Node itself.
- * @param {unknown} err
- */
-export function diskFull(err) {
-  const e = /** @type {any} */ (err);
-  return e?.code === 'SQLITE_FULL' || e?.code === 'ENOSPC' || /no space left on device|database or disk is full/i.test(String(e?.message ?? ''));
-}
-
 /**
  * LangGraph's SqliteSaver, made fit for a power cut and telling chaoskit when progress is
  * durable.
@@ -77,36 +61,26 @@ export function diskFull(err) {
  * once its transaction has committed: `checkpoint THREAD step N` and `NODE done THREAD step N`.
  * Those are the points after which a crash no longer re-runs that work.
  *
- * And a write the disk has no room for (SQLITE_FULL) is not the end of the run: the saver waits
- * SPACE_WAIT_MS of virtual time and makes the same write again, up to SPACE_TRIES times (ten
- * minutes), as a harness in production should. SqliteSaver writes a checkpoint with one
- * statement and a node's writes in one transaction; SQLite rolls a statement that failed for
- * space back, and better-sqlite3 rolls the transaction back when its COMMIT fails, so the
- * database is as it was before the write, and the write (INSERT OR REPLACE / OR IGNORE of the
- * same rows) can be made again. Without the wait (waitForSpace: false) the error reaches LangGraph,
- * the process fails, and a supervisor restarts it at once onto a disk as full as it left: a
- * crash loop that ends when the supervisor gives up.
+ * A write the disk has no room for (SQLITE_FULL) fails as it does with SqliteSaver: the error
+ * reaches LangGraph, the run fails and the process exits, for its supervisor to restart it.
  */
 export class ChaoskitSqliteSaver extends SqliteSaver {
   /** @type {import('../process/js/chaoskit.mjs').Client | undefined} */
   #ck;
   #journal;
-  #waitForSpace;
   /** The superstep of each checkpoint this process saved or loaded, by checkpoint id. */
   #steps = new Map();
 
   /**
    * @param {Database.Database} db the database, its journal mode and synchronous set
-   * @param {{ck?: import('../process/js/chaoskit.mjs').Client, journal?: string, waitForSpace?: boolean}} [options]
-   *   ck: the client to mark progress with and to wait for space on (none: no marks, no wait);
-   *   journal: 'wal' to let setup() switch to WAL as SqliteSaver does; waitForSpace: false to
-   *   let a full disk's error through at once
+   * @param {{ck?: import('../process/js/chaoskit.mjs').Client, journal?: string}} [options]
+   *   ck: the client to mark progress with (none: no marks); journal: 'wal' to let setup()
+   *   switch to WAL as SqliteSaver does
    */
-  constructor(db, { ck, journal = 'delete', waitForSpace = true } = {}) {
+  constructor(db, { ck, journal = 'delete' } = {}) {
     super(db);
     this.#ck = ck;
     this.#journal = journal;
-    this.#waitForSpace = waitForSpace;
   }
 
   setup() {
@@ -127,7 +101,7 @@ export class ChaoskitSqliteSaver extends SqliteSaver {
 
   async getTuple(config) {
     // setup() (CREATE TABLE, on the first use of a database) writes too.
-    const t = await this.#whenSpace(() => super.getTuple(config));
+    const t = await super.getTuple(config);
     if (t) this.#steps.set(t.config.configurable.checkpoint_id, t.metadata?.step);
     return t;
   }
@@ -135,7 +109,7 @@ export class ChaoskitSqliteSaver extends SqliteSaver {
   async put(config, checkpoint, metadata, newVersions) {
     this.#steps.set(checkpoint.id, metadata?.step);
     return this.#inTurn(async () => {
-      const saved = await this.#whenSpace(() => super.put(config, checkpoint, metadata, newVersions));
+      const saved = await super.put(config, checkpoint, metadata, newVersions);
       await this.#ck?.mark(`checkpoint ${config.configurable?.thread_id} step ${metadata?.step}`);
       return saved;
     });
@@ -143,7 +117,7 @@ export class ChaoskitSqliteSaver extends SqliteSaver {
 
   async putWrites(config, writes, taskId, taskPath = '') {
     return this.#inTurn(async () => {
-      await this.#whenSpace(() => super.putWrites(config, writes, taskId));
+      await super.putWrites(config, writes, taskId);
       // A node that failed or was interrupted has its error saved as a write too, and runs again
       // on resume: that is no progress.
       if (writes.some(([channel]) => channel === '__error__' || channel === '__interrupt__')) return;
@@ -173,27 +147,6 @@ export class ChaoskitSqliteSaver extends SqliteSaver {
 
   /** The last write in turn. @type {Promise<unknown>} */
   #turn = Promise.resolve();
-
-  /**
-   * Runs op, and while it fails because the disk is full, waits SPACE_WAIT_MS of chaoskit's
-   * virtual time and runs it again, SPACE_TRIES times at most.
-   * @template T
-   * @param {() => Promise<T>} op
-   * @returns {Promise<T>}
-   */
-  async #whenSpace(op) {
-    for (let waits = 0; ; waits++) {
-      try {
-        return await op();
-      } catch (err) {
-        if (!this.#waitForSpace || typeof this.#ck?.sleep !== 'function' || !diskFull(err) || waits >= SPACE_TRIES) throw err;
-        // better-sqlite3 has rolled back already; a transaction left open would make the retry
-        // part of it.
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
-        await this.#ck.sleep(SPACE_WAIT_MS);
-      }
-    }
-  }
 }
 
 /**
@@ -203,11 +156,10 @@ export class ChaoskitSqliteSaver extends SqliteSaver {
  * @param {{journal?: 'delete' | 'wal', synchronous?: 'EXTRA' | 'FULL' | 'NORMAL' | 'OFF'}} [options]
  *   journal 'delete' (the default) keeps the rollback journal; 'wal' is what SqliteSaver
  *   itself does (with better-sqlite3's synchronous=NORMAL unless synchronous says otherwise).
- *   synchronous defaults to EXTRA with the rollback journal. waitForSpace false: a write that
- *   finds the disk full fails at once instead of waiting for space (see ChaoskitSqliteSaver).
+ *   synchronous defaults to EXTRA with the rollback journal.
  * @returns {ChaoskitSqliteSaver}
  */
-export function openSaver(ck, { journal = 'delete', synchronous, waitForSpace = true } = {}) {
+export function openSaver(ck, { journal = 'delete', synchronous } = {}) {
   const db = new Database(path.join(ck.stateDir, DATABASE));
   if (journal === 'wal') {
     db.pragma('journal_mode = WAL');
@@ -216,7 +168,7 @@ export function openSaver(ck, { journal = 'delete', synchronous, waitForSpace = 
     db.pragma('journal_mode = DELETE');
     db.pragma(`synchronous = ${synchronous ?? 'EXTRA'}`);
   }
-  return new ChaoskitSqliteSaver(db, { ck: typeof ck.mark === 'function' ? ck : undefined, journal, waitForSpace });
+  return new ChaoskitSqliteSaver(db, { ck: typeof ck.mark === 'function' ? ck : undefined, journal });
 }
 
 /**

@@ -25,10 +25,6 @@
 //                                  has a checkpoint (a common mistake: it starts the run again)
 //   --no-retry                     call each tool once and let ToolNode handle an error (by
 //                                  default it turns it into an error message for the model)
-//   --no-space-wait                let a write that finds the disk full fail at once (by default
-//                                  the checkpointer waits for space and writes again): the
-//                                  process fails, is restarted onto the same full disk, and fails
-//                                  again (a common mistake: a crash loop on a full disk)
 //   --wall-clock-ids               leave LangGraph's ids to the wall clock and crypto's randomness
 //                                  (by default reproducibleIds() draws them from chaoskit's
 //                                  virtual clock and seeded source): the checkpoint ids, and the
@@ -49,7 +45,6 @@ const { values: flags } = parseArgs({
     synchronous: { type: 'string' },
     'restart-input': { type: 'boolean', default: false },
     'no-retry': { type: 'boolean', default: false },
-    'no-space-wait': { type: 'boolean', default: false },
     'wall-clock-ids': { type: 'boolean', default: false },
     thread: { type: 'string', default: 'restock-1' },
     'log-nodes': { type: 'string' },
@@ -165,7 +160,7 @@ async function main() {
     .addEdge('place_orders', 'report')
     .addEdge('report', END);
 
-  const saver = lg.openSaver(ck, { journal: flags.journal, synchronous: flags.synchronous, waitForSpace: !flags['no-space-wait'] });
+  const saver = lg.openSaver(ck, { journal: flags.journal, synchronous: flags.synchronous });
   const app = graph.compile({ checkpointer: saver });
   const config = { configurable: { thread_id: flags.thread }, durability: flags.durability };
   const input = { messages: [new HumanMessage(REQUEST)] };

@@ -64,10 +64,7 @@ func main() {
 	default:
 		var c *client.Client
 		if c, err = client.Connect(); err == nil {
-			if err = run(c, *template); chaosdbos.DiskFull(err) {
-				// Restarted at once, the process would find the disk as full as it left it.
-				chaosdbos.WaitForSpace(c, c.StateDir, chaosdbos.DefaultSpaceWait)
-			}
+			err = run(c, *template) // a full disk too: the supervisor restarts the process
 		}
 	}
 	if err != nil {

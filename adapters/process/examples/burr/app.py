@@ -11,8 +11,9 @@ for the step in flight, so the step in flight must be guarded. This one is: befo
 records the step's intent and an idempotency key stable per run and step (the app id, the
 sequence id and the action), retries with that key when the call's outcome is unknown, and
 commits the step's row after; the model's plan is kept with the intent, so a restart does not
-ask again. A write that finds the disk full is retried after a wait, since a full disk stays
-full until something frees space and a restart would only find it full again. With --broken it
+ask again. Any error, a full disk's included (SQLite's "database or disk is full"), ends the
+process with a traceback, as a Burr application's would, and its supervisor restarts it; the
+next open rolls an unfinished transaction back from its journal. With --broken it
 acts first, without a key, and only saves after, as the naive loop of the Burr write-up does: a
 kill between the two files a purchase order twice.
 
@@ -56,14 +57,7 @@ def canonical(value):
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-SPACE_WAIT = 10
-"""Seconds to wait before retrying a write that found the disk full."""
-
-SPACE_TRIES = 60
-"""How many times a write that finds the disk full is tried: ten minutes in all."""
-
-
-def open_db(ck, state_dir, synchronous="EXTRA"):
+def open_db(state_dir, synchronous="EXTRA"):
     """Opens (creating) the database, in autocommit mode: transactions are explicit.
 
     In rollback-journal (DELETE) mode a commit ends by unlinking the journal, and synchronous=FULL
@@ -73,33 +67,15 @@ def open_db(ck, state_dir, synchronous="EXTRA"):
     db = sqlite3.connect(os.path.join(state_dir, "burr.db"), isolation_level=None)
     db.execute("PRAGMA journal_mode=DELETE")
     db.execute("PRAGMA synchronous=" + synchronous)
-    with_space(ck, db, lambda: db.executescript(SCHEMA))
+    db.executescript(SCHEMA)
     return db
 
 
-def write(ck, db, sql, args):
+def write(db, sql, args):
     """Runs one statement in its own transaction, committed (durable) when it returns."""
-    def transaction():
-        db.execute("BEGIN IMMEDIATE")
-        db.execute(sql, args)
-        db.execute("COMMIT")
-    with_space(ck, db, transaction)
-
-
-def with_space(ck, db, transaction):
-    """Runs transaction, waiting out a full disk: SQLite fails a write with SQLITE_FULL and
-    leaves the transaction to be rolled back; a disk stays full until something frees space, so
-    exiting (and being restarted onto the same full disk) only loops. The wait is on chaoskit's
-    clock, so a run that waits ten minutes takes milliseconds."""
-    for attempt in range(SPACE_TRIES):
-        try:
-            return transaction()
-        except sqlite3.OperationalError as e:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
-            if "full" not in str(e) or attempt == SPACE_TRIES - 1:
-                raise
-            ck.sleep(SPACE_WAIT)
+    db.execute("BEGIN IMMEDIATE")
+    db.execute(sql, args)
+    db.execute("COMMIT")
 
 
 def resume(db, app_id):
@@ -154,7 +130,7 @@ def act(ck, db, app_id, seq, action):
                      (app_id, seq)).fetchone()
     if row is None:
         key, inputs = "%s:%d:%s" % (app_id, seq, action), decide(ck, action)
-        write(ck, db, "INSERT INTO intents VALUES (?,?,?,?,?)", (app_id, seq, action, key, canonical(inputs)))
+        write(db, "INSERT INTO intents VALUES (?,?,?,?,?)", (app_id, seq, action, key, canonical(inputs)))
     else:
         key, inputs = row[0], json.loads(row[1])
     return inputs, call(ck, order(app_id, action, inputs), key=key)
@@ -169,13 +145,13 @@ def act_unguarded(ck, app_id, action):
 def run(ck, app_id, broken, synchronous="EXTRA"):
     """Runs the state machine from where the database says it stopped, to the end: each step
     acts, then its row is committed, then it is marked as progress."""
-    db = open_db(ck, ck.state_dir, synchronous)
+    db = open_db(ck.state_dir, synchronous)
     state, seq = resume(db, app_id)
     while seq < len(ACTIONS):
         action = ACTIONS[seq]
         inputs, reply = act_unguarded(ck, app_id, action) if broken else act(ck, db, app_id, seq, action)
         state = dict(state, pos=state["pos"] + [reply.id], **inputs)
-        write(ck, db, "INSERT INTO steps VALUES (?,?,?,?)", (app_id, seq, action, canonical(state)))
+        write(db, "INSERT INTO steps VALUES (?,?,?,?)", (app_id, seq, action, canonical(state)))
         ck.mark("step %d %s" % (seq, action))
         seq += 1
     db.close()
@@ -204,14 +180,9 @@ def main():
     p.add_argument("--broken", action="store_true", help="act before saving, without an idempotency key")
     p.add_argument("--app-id", default="loop-1", help="the application's id: the run the rows belong to")
     p.add_argument("--dump-state", action="store_true", help="print the durable state as JSON and exit")
-    p.add_argument("--no-space-wait", action="store_true",
-                   help="fail at once on a full disk instead of waiting for space (the crash loop chaoskit catches)")
     p.add_argument("--synchronous", default="EXTRA", choices=("EXTRA", "FULL", "NORMAL", "OFF"),
                    help="SQLite's synchronous setting (EXTRA, the default, also fsyncs the directory after a commit; the README's findings say what the others lose to a power cut)")
     flags = p.parse_args()
-    if flags.no_space_wait:
-        global SPACE_TRIES
-        SPACE_TRIES = 1
     if flags.dump_state:
         dump_state(os.environ.get("CHAOSKIT_STATE_DIR", "."))
         return
