@@ -345,3 +345,30 @@ func (d *drawer) draw(pick func(n int, what string) int) faults.Schedule {
 	}
 	return s
 }
+
+// NoCase returns what o.Faults (its defaults filled in) asks for (faults.Requests: a whole family,
+// or a kind) of which the campaign o describes over rn's target has no case at all: kinds with no
+// beat of the golden run where they apply (torn where no write would tear otherwise than a plain
+// power loss, callback-dup without an asynchronous tool), or, in Random mode, none drawn. Nothing
+// is decided about them, so a campaign that asked for them has not passed them.
+func NoCase(rn *harness.Runner, o Options) ([]string, error) {
+	o = o.withDefaults()
+	seq, err := ScheduleSeq(rn, o)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[faults.Kind]bool{}
+	for s := range seq {
+		for _, f := range s {
+			seen[f.Kind] = true
+		}
+	}
+	var out []string
+	names, groups := faults.Requests(o.Faults)
+	for i, g := range groups {
+		if !slices.ContainsFunc(g, func(k faults.Kind) bool { return seen[k] }) {
+			out = append(out, names[i])
+		}
+	}
+	return out, nil
+}

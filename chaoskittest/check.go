@@ -87,12 +87,18 @@ func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options)
 		}
 		return
 	}
+	full := opts
 	if testing.Short() && (opts.Cases == 0 || opts.Cases > shortCases) {
 		opts.Cases = shortCases
 	}
 	scheds, err := campaign.Schedules(rn, opts)
 	if err != nil {
 		t.Fatalf("chaoskit: %v", err)
+	}
+	if missing, err := campaign.NoCase(rn, full); err != nil {
+		t.Fatalf("chaoskit: %v", err)
+	} else if len(missing) > 0 {
+		t.Errorf("chaoskit: %s: nothing was decided under %s: the campaign has no case of them (no beat of the golden run where they apply); leave them out of Options.Faults", opts.Name, missing)
 	}
 	start := time.Now()
 	var cases []*harness.Case

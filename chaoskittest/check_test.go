@@ -1,6 +1,8 @@
 package chaoskittest_test
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,6 +18,7 @@ import (
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/spf13/afero"
 	"pgregory.net/rapid"
 )
 
@@ -36,6 +39,9 @@ func TestMain(m *testing.M) {
 			}},
 			{Name: "TestCheckHelperRandom", F: func(t *testing.T) {
 				chaoskittest.Check(t, agent(reference.UnstableKey), random)
+			}},
+			{Name: "TestCheckHelperNoCase", F: func(t *testing.T) {
+				chaoskittest.Check(t, logTarget, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.CallbackDup}})
 			}},
 		}, nil, nil)
 	}
@@ -210,5 +216,34 @@ func TestCheckCasesAreSubtests(t *testing.T) {
 	b, _ := cmd.CombinedOutput()
 	if !strings.Contains(string(b), "under kill@39 (seed 0)") || strings.Contains(string(b), "=== RUN   TestCheckHelperExhaustive/") {
 		t.Errorf("CHAOSKIT_SCHEDULE did not run just kill@39:\n%s", b)
+	}
+}
+
+// logTarget appends two lines to a log, fsyncing each, and calls no tool.
+func logTarget() harness.Target {
+	return harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		b, _ := afero.ReadFile(env.FS(), "log")
+		f, err := env.FS().OpenFile("log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		for i := bytes.Count(b, []byte("\n")); i < 2; i++ {
+			if _, err := f.WriteString("line\n"); err != nil || f.Sync() != nil {
+				return nil, fmt.Errorf("writing line %d failed", i)
+			}
+			env.Mark(fmt.Sprint("line ", i))
+		}
+		return nil, nil
+	}}
+}
+
+// A Check asked for a fault kind of which the campaign has no case decided nothing about it, and
+// does not pass: every kill case passes, and the test fails saying that callback-dup has no case.
+func TestCheckWithNoCaseOfAKindFails(t *testing.T) {
+	out, ok := runHelper(t, "TestCheckHelperNoCase")
+	want := "chaoskit: TestCheckHelperNoCase: nothing was decided under [callback-dup]: the campaign has no case of them"
+	if ok || !strings.Contains(out, want) || strings.Contains(out, "did not pass") && !strings.Contains(out, ", 0 did not pass") {
+		t.Fatalf("passed %v, want a failure saying %q and every case passing:\n%s", ok, want, out)
 	}
 }

@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -245,4 +246,32 @@ func knownKinds() string {
 		names = append(names, string(k.Kind))
 	}
 	return strings.Join(names, ", ")
+}
+
+// Requests groups a list of kinds (a campaign's, say) into what it asks for: every kind of a
+// family present (as ParseKinds gives for "storage" or "all") is one request, named for the
+// family, and any other kind a request of its own, named for the kind; in the order of the
+// list's first kind of each. A request is decided once one of its kinds has a case: a campaign
+// over the storage family decides it without a torn case, but one over torn alone does not.
+func Requests(kinds []Kind) (names []string, groups [][]Kind) {
+	have := map[Kind]bool{}
+	for _, k := range kinds {
+		have[k] = true
+	}
+	whole := map[Family]bool{}
+	for _, f := range []Family{StorageFamily, FleetFamily, ToolFamily, ModelFamily} {
+		whole[f] = !slices.ContainsFunc(FamilyKinds(f), func(k Kind) bool { return !have[k] })
+	}
+	done := map[Family]bool{}
+	for _, k := range kinds {
+		info, _ := k.Info()
+		switch {
+		case !whole[info.Family]:
+			names, groups = append(names, string(k)), append(groups, []Kind{k})
+		case !done[info.Family]:
+			done[info.Family] = true
+			names, groups = append(names, string(info.Family)), append(groups, FamilyKinds(info.Family))
+		}
+	}
+	return names, groups
 }

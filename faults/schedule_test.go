@@ -184,3 +184,26 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// A whole family is one request, decided once any of its kinds has a case; a kind named alone is
+// a request of its own.
+func TestRequests(t *testing.T) {
+	for list, want := range map[string]string{
+		"storage":               "storage",
+		"kill,tool":             "kill tool",
+		"torn":                  "torn",
+		"kill,power":            "kill power",
+		"all":                   "storage fleet tool model",
+		"tool-transient,kill":   "tool-transient kill",
+		"fleet,kill,model-hang": "fleet kill model-hang",
+	} {
+		kinds, err := faults.ParseKinds(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, groups := faults.Requests(kinds)
+		if got := strings.Join(names, " "); got != want || len(groups) != len(names) {
+			t.Errorf("Requests(%s) = %s (%d groups), want %s", list, got, len(groups), want)
+		}
+	}
+}

@@ -52,6 +52,7 @@ func TestCompareMissing(t *testing.T) {
 	for i := range after.Cases {
 		after.Cases[i].Target = "other"
 	}
+	after.Options.Targets = []string{"other"}
 	after.Summarize(nil)
 	got := reports.Compare(before, after, reports.CompareOptions{})
 	if len(got) != 1 || !got[0].Missing || got[0].String() != "agent: in the baseline, missing from the report" {

@@ -86,6 +86,11 @@ type TargetSummary struct {
 	GoldenBeats int              `json:"golden_beats"` // beats of the uninterrupted run
 	Stats                        // totals over every case of the target
 	ByFault     map[string]Stats `json:"by_fault"` // totals over the cases whose schedule has that kind
+	// NoCase lists the fault kinds the campaign asked for (Options.Faults) of which the target has
+	// no case at all, in the order asked: nothing was decided about them (a kind with no beat
+	// where it applies, say). A report of one shard leaves it empty: the other shards may hold
+	// them.
+	NoCase []string `json:"no_case,omitempty"`
 }
 
 // Stats totals a set of cases.
@@ -267,8 +272,37 @@ func (r *Report) Summarize(goldenBeats map[string]int) error {
 	if err != nil {
 		return err
 	}
+	if r.Options.Shard == "" && len(r.Options.Targets) > 0 {
+		sum.Targets = r.covered(sum.Targets, index, goldenBeats)
+	}
 	r.Summary = sum
 	return nil
+}
+
+// covered returns the summaries of a whole campaign's targets in the campaign's order, a target
+// without a single case included, each with the fault kinds it has no case of (NoCase).
+// index gives each summary's position in have by target.
+func (r *Report) covered(have []TargetSummary, index map[string]int, goldenBeats map[string]int) []TargetSummary {
+	out := make([]TargetSummary, 0, len(r.Options.Targets))
+	for _, name := range r.Options.Targets {
+		t := TargetSummary{Target: name, GoldenBeats: goldenBeats[name], ByFault: map[string]Stats{}}
+		if j, ok := index[name]; ok {
+			t = have[j]
+			delete(index, name)
+		}
+		for _, k := range r.Options.Faults {
+			if t.ByFault[k].Cases == 0 {
+				t.NoCase = append(t.NoCase, k)
+			}
+		}
+		out = append(out, t)
+	}
+	for _, t := range have { // a target the options do not name: kept, in its order
+		if _, ok := index[t.Target]; ok {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Marshal encodes r as indented JSON with a trailing newline; see WriteJSON.

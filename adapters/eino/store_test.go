@@ -44,11 +44,13 @@ func counter() harness.Target {
 	}
 }
 
-// The store survives a kill, a power loss, a torn write, a full disk (for a minute: the run
-// fails, and the supervisor restarts it until space is back) and a failing fsync at every beat: a checkpoint is the old one or the new
-// one, whole, and the directories it lives in are durable before anything in them counts.
+// The store survives a kill, a power loss, a full disk (for a minute: the run fails, and the
+// supervisor restarts it until space is back) and a failing fsync at every beat: a checkpoint is
+// the old one or the new one, whole, and the directories it lives in are durable before anything
+// in them counts. (Its writes are shorter than a sector, so a torn one lands as a power loss
+// leaves it: torn has no case, and asking for it would decide nothing.)
 func TestStoreSurvivesEveryStorageFault(t *testing.T) {
-	chaoskittest.Check(t, counter, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.Torn, faults.DiskFull, faults.FsyncFail}})
+	chaoskittest.Check(t, counter, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.DiskFull, faults.FsyncFail}})
 }
 
 // A durable byte that flips is found by the checksum: the run stops loudly (detected), it never

@@ -201,3 +201,21 @@ func reapers(tmp string) []int {
 	}
 	return pids
 }
+
+// A campaign that checked nothing of a fault kind asked for did not pass it: the test child has
+// no asynchronous tool here, so callback-dup has no beat to fire at. Every kill case passes, and
+// the run still exits 3, naming the target and the kind; the report lists the kind as no_case.
+func TestNoCaseOfAKindIsNotAPass(t *testing.T) {
+	_, child := built(t)
+	out := filepath.Join(t.TempDir(), "report")
+	code, stdout, errOut := chaoskit(t, "run", "--exec", child+" -mode correct", "--name", "orders", "--tool", "create_po=idempotent,latency=1s",
+		"--tool", "check=idempotent", "--state", child+" -dump-state", "--faults", "kill,callback-dup", "--out", out, "--format", "json")
+	want := "nothing was decided for orders under callback-dup: it has no case of them (no beat of its golden run where they apply)"
+	if code != exitUnknown || !strings.Contains(errOut, want) {
+		t.Fatalf("exit %d, want %d and %q:\n%s%s", code, exitUnknown, want, stdout, errOut)
+	}
+	rep := loadDir(t, out)
+	if s := rep.Summary.Targets[0]; s.Failed != 0 || s.Unknown != 0 || s.Cases == 0 || !slices.Equal(s.NoCase, []string{"callback-dup"}) {
+		t.Fatalf("summary %+v, no_case %v", s.Stats, s.NoCase)
+	}
+}

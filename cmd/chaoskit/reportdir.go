@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -96,7 +98,40 @@ func judge(rep *reports.Report, g campaign.Gate, w io.Writer) error {
 	case s.Unknown > 0:
 		return exitError{exitUnknown, fmt.Sprintf("%d of %d cases could not be decided", s.Unknown, s.Cases)}
 	}
+	if gaps := noCase(rep); len(gaps) > 0 {
+		return exitError{exitUnknown, "nothing was decided for " + strings.Join(gaps, "; ")}
+	}
 	return nil
+}
+
+// noCase lists, one entry per target, the fault kinds a campaign asked for of which the target
+// has no case, with why: a campaign that checked nothing of a kind did not pass it.
+func noCase(rep *reports.Report) []string {
+	var out []string
+	var kinds []faults.Kind
+	for _, k := range rep.Options.Faults {
+		kinds = append(kinds, faults.Kind(k))
+	}
+	names, groups := faults.Requests(kinds)
+	for _, t := range rep.Summary.Targets {
+		var undecided []string
+		for i, g := range groups {
+			if !slices.ContainsFunc(g, func(k faults.Kind) bool { return !slices.Contains(t.NoCase, string(k)) }) {
+				undecided = append(undecided, names[i])
+			}
+		}
+		if len(undecided) == 0 {
+			continue
+		}
+		why := "no beat of its golden run where they apply"
+		if rep.Options.Mode == "exhaustive" && rep.Options.Cases > 0 {
+			why += ", or --cases " + strconv.Itoa(rep.Options.Cases) + " left them out"
+		} else if rep.Options.Mode == "random" {
+			why += ", or none was drawn"
+		}
+		out = append(out, fmt.Sprintf("%s under %s: it has no case of them (%s)", t.Target, strings.Join(undecided, ", "), why))
+	}
+	return out
 }
 
 // totals returns the verdicts of rep's cases, counted: from its summary, or from its cases if it
