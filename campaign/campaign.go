@@ -63,6 +63,9 @@ var ErrInterrupted = errors.New("campaign interrupted")
 func (c *Campaign) Identity() reports.Options {
 	o := c.Options.withDefaults()
 	id := reports.Options{Mode: o.Mode.String(), Cases: o.Cases, Shard: o.Shard.String(), Restart: RestartText(o.RestartFailed)}
+	if o.Mode == Exhaustive && o.Depth > 1 {
+		id.Depth = o.Depth
+	}
 	if b := o.RestartBackoff; b != (harness.Backoff{}) && b != harness.DefaultBackoff {
 		id.RestartBackoff = b.String()
 	}

@@ -178,7 +178,7 @@ func ExampleExplore() {
 	}
 	fmt.Printf("%d of %d power losses break a property\n", failed, len(cases))
 	// Output:
-	// 249 of 294 power losses break a property
+	// 251 of 300 power losses break a property
 }
 
 // A campaign over several targets writes a report; its JSON is the same for the same targets,
@@ -203,6 +203,6 @@ func ExampleCampaign_Run() {
 		return nil
 	})
 	// Output:
-	// reference/act-then-save: 141 cases, 12 failed, 12 duplicates
+	// reference/act-then-save: 144 cases, 12 failed, 12 duplicates
 	// chaoskit replay --target reference/act-then-save --seed 0 --schedule 'kill@0'
 }

@@ -58,6 +58,14 @@ type Options struct {
 	Cases int
 	// MaxFaults is, in Random mode, the most faults in one schedule (default 3).
 	MaxFaults int
+	// Depth is, in Exhaustive mode, how deep faults nest (default 1: one fault per case). At
+	// depth 2 the campaign also lists, after every single-fault case, a kill at each beat of the
+	// golden run followed by a power cut (each power mode Faults asks for) at each beat of the
+	// recovery, from the restarted process's first beat to its first mark (see
+	// harness.Runner.Recovery): a recovery that builds on records the killed process left in the
+	// page cache without fsyncing them first loses them to that power cut. It needs kill and
+	// power among Faults.
+	Depth int
 	// LeasePauses are the durations a lease fault freezes a worker for (default 15s, 45s and
 	// 2h: shorter than a typical lease, longer, and longer than the time tools remember
 	// idempotency keys).

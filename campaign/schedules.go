@@ -95,7 +95,37 @@ func exhaustive(rn *harness.Runner, o Options) (iter.Seq[faults.Schedule], error
 				return
 			}
 		}
+		if o.Depth >= 2 {
+			crashThenPower(rn, o, yield)
+		}
 	}, nil
+}
+
+// crashThenPower yields the schedules Depth 2 adds (see Options.Depth): a kill at each beat of
+// the golden run where one applies, then a power cut in each mode of power at each beat of the
+// recovery. It returns false if yield did.
+func crashThenPower(rn *harness.Runner, o Options, yield func(faults.Schedule) bool) bool {
+	if !slices.Contains(o.Faults, faults.Kill) || !slices.Contains(o.Faults, faults.Power) {
+		return true
+	}
+	g, _ := rn.Golden(nil)
+	power, _ := faults.Power.Info()
+	for k := range g.Len() {
+		if !g.Beat(k).Admits(faults.Kill) {
+			continue
+		}
+		for _, j := range rn.Recovery(k) {
+			for i, mode := range power.Modes {
+				if i == 0 {
+					mode = ""
+				}
+				if !yield(faults.Schedule{{Kind: faults.Kill, Beat: k}, {Kind: faults.Power, Beat: j, Mode: mode}}) {
+					return false
+				}
+			}
+		}
+	}
+	return true
 }
 
 // exhaustiveKind yields the schedules of one fault kind of an Exhaustive campaign over golden

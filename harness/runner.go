@@ -307,7 +307,10 @@ func (rn *Runner) RunOnce(s faults.Schedule) *Case {
 }
 
 // runCase runs the case of schedule s once.
-func (rn *Runner) runCase(s faults.Schedule) *Case {
+func (rn *Runner) runCase(s faults.Schedule) *Case { return rn.runCaseKeep(s, false) }
+
+// runCaseKeep runs the case of schedule s once; keep keeps its beats even if it passes.
+func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case {
 	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s}
 	if rn.o.Repro != nil {
 		c.Repro = rn.o.Repro(s)
@@ -367,7 +370,7 @@ func (rn *Runner) runCase(s faults.Schedule) *Case {
 		c.Verdict.Outcome = oracle.Unknown
 		c.Verdict.Reason = fmt.Sprintf("no fault fired, so the case tested nothing: %s", unfiredWhy(c.Unfired, r.nbeats(), g))
 	}
-	if c.Verdict.Outcome != oracle.Pass || c.Verdict.Detected != "" {
+	if keep || c.Verdict.Outcome != oracle.Pass || c.Verdict.Detected != "" {
 		c.Beats, c.Notes = r.allBeats(), r.notes
 	}
 	return c
@@ -447,6 +450,31 @@ func (rn *Runner) derive(r *run, g *run, f faults.Fault) (ending, bool) {
 	r.prefixMarks = at.marks
 	r.step(p, g.beats[k])
 	return r.crashed(p, f)
+}
+
+// Recovery returns the beats at which a process restarted after a kill at beat k of the golden
+// run recovers: from its first beat up to its first mark (every beat it makes, if it makes no
+// mark), numbered as a case under kill@k numbers them. A power cut at one of them lands while the
+// recovery builds on what the killed process left in the page cache. It needs one worker, and
+// returns nil if k is not a beat of the golden run or the case has no restart.
+func (rn *Runner) Recovery(k int) []int {
+	g, err := rn.Golden(nil)
+	if err != nil || k < 0 || k >= g.Len() || rn.o.Replicas != 1 {
+		return nil
+	}
+	c := rn.runCaseKeep(faults.Schedule{{Kind: faults.Kill, Beat: k}}, true)
+	var out []int
+	for i := k + 1; i < len(c.Beats); i++ {
+		b := c.Beats[i]
+		if b.Attempt != 1 {
+			break
+		}
+		out = append(out, i)
+		if b.Kind == BeatMark {
+			break
+		}
+	}
+	return out
 }
 
 // CrashState returns the durable state the target would find on restarting after crash fault

@@ -41,6 +41,9 @@ type seams struct {
 	key func(p *proc, i int, pending *Entry) string
 	// idle is the set of phases the watchdog counts as idle: only waiting on the model.
 	idle phase
+	// settle makes durable, as recovery starts, the log it read and will append to (see
+	// recover); the reference's fsyncs it.
+	settle func(wal afero.File) error
 }
 
 // referenceSeams returns the reference's choices.
@@ -51,6 +54,7 @@ func referenceSeams() seams {
 		intentFor: func(c harness.Contract) bool { return c != harness.ReadOnly },
 		key:       stableKey,
 		idle:      phaseAwaitingLLM,
+		settle:    func(wal afero.File) error { return wal.Sync() },
 	}
 }
 
@@ -671,7 +675,10 @@ func (p *proc) replace(path string, b []byte) error {
 
 // recover rebuilds the state from the disk and opens the log for appending, as the new lease
 // holder. It fsyncs the directories every time, for a process that created them may have died
-// before it could. It writes an epoch record under its lease token first: every record a zombie
+// before it could, and the log before it appends to it: what it read may be records a killed
+// process wrote and never fsynced, still in the page cache, and a power cut could keep its own
+// records and lose those it builds on (PostgreSQL fsyncs its data directory as crash recovery
+// starts, for the same reason). It writes an epoch record under its lease token first: every record a zombie
 // of an older holder appends after it is then ignored, and past a damaged tail the epoch names
 // the sound part this holder continues (the log is never cut). A missing or stale snapshot is
 // rebuilt from the log.
@@ -697,6 +704,9 @@ func (p *proc) recover() error {
 		return fmt.Errorf("reference: %w", err)
 	}
 	if err := p.syncDir(dir); err != nil {
+		return fmt.Errorf("reference: %w", err)
+	}
+	if err := p.a.settle(p.wal); err != nil {
 		return fmt.Errorf("reference: %w", err)
 	}
 	if err := p.log(record{Type: "epoch", Base: l.good}); err != nil {

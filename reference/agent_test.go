@@ -113,3 +113,28 @@ func TestVariantNames(t *testing.T) {
 		t.Error("variant names start with reference/")
 	}
 }
+
+// A kill leaves a log record in the page cache, and the restarted process appends after it; a
+// power cut that keeps the later record and loses the earlier damages the log for good, unless
+// recovery fsyncs what it builds on first, as the reference does. (TestDepthTwo, under -tags
+// campaigns, runs every such pair.)
+func TestRecoveryMakesDurableWhatItBuildsOn(t *testing.T) {
+	s, err := faults.ParseSchedule("kill@113,power@118:subset")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := runner(t, reference.TrustsCache, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 1}}).Run(s); !c.Breaks(oracle.Completes) || !strings.Contains(c.String(), "damaged and sound records follow it") {
+		t.Errorf("trusts-page-cache under %s:\n%s", s, c)
+	}
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 1}})
+	for _, k := range []int{113, 6, 84} {
+		for _, j := range rn.Recovery(k) {
+			for _, mode := range []string{"", "subset"} {
+				s := faults.Schedule{{Kind: faults.Kill, Beat: k}, {Kind: faults.Power, Beat: j, Mode: mode}}
+				if c := rn.Run(s); c.Verdict.Outcome != oracle.Pass {
+					t.Errorf("%s", c)
+				}
+			}
+		}
+	}
+}

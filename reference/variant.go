@@ -29,6 +29,7 @@ const (
 	NoChecksum    Variant = "no-checksum"
 	MetaDrift     Variant = "meta-drift"
 	SwallowENOSPC Variant = "swallow-enospc"
+	TrustsCache   Variant = "trusts-page-cache"
 	// The variants of the fleet and the outside world.
 	NoFencing         Variant = "no-fencing"
 	NoHeartbeat       Variant = "no-heartbeat"
@@ -47,6 +48,9 @@ type VariantInfo struct {
 	CaughtBy []string
 	// Exposes lists the fault kinds under which the bug shows.
 	Exposes []faults.Kind
+	// Depth is the campaign depth (campaign.Options.Depth) at which the bug shows: 2 for a bug
+	// that takes a fault during the recovery from another; 0 means 1.
+	Depth int
 	// inject puts the bug in: it changes one of the agent's seams.
 	inject func(*seams)
 }
@@ -111,6 +115,13 @@ var variantTable = []VariantInfo{
 		inject:   func(s *seams) { s.wrapEnv = onFiles(func(f afero.File) afero.File { return swallowENOSPC{f} }) },
 		Source:   "brat: disk full, write failed midway",
 		CaughtBy: []string{"same-state", "same-result", "completes"}, Exposes: []faults.Kind{faults.DiskFull},
+	},
+	{
+		Variant:  TrustsCache,
+		Bug:      "recovers from a log a killed process left in the page cache without fsyncing it first, so a power cut during recovery can keep the records it appends and lose those it built on",
+		inject:   func(s *seams) { s.settle = func(afero.File) error { return nil } },
+		Source:   "brat: power loss is routine; PostgreSQL fsyncs its data directory when crash recovery starts",
+		CaughtBy: []string{"completes", "bounded-work-lost", "same-state"}, Exposes: []faults.Kind{faults.Kill, faults.Power}, Depth: 2,
 	},
 	{
 		Variant:  NoFencing,

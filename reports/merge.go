@@ -221,6 +221,8 @@ func (r *Report) OtherCampaign(other *Report) string {
 		return fmt.Sprintf("mode %s, not %s", b.Mode, a.Mode)
 	case b.Cases != a.Cases:
 		return fmt.Sprintf("%s per target, not %d", Count(b.Cases, "case"), a.Cases)
+	case b.Depth != a.Depth:
+		return fmt.Sprintf("depth %d, not %d", max(1, b.Depth), max(1, a.Depth))
 	case b.Restart != a.Restart:
 		return fmt.Sprintf("restart policy %q, not %q", b.Restart, a.Restart)
 	case b.RestartBackoff != a.RestartBackoff:

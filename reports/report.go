@@ -41,6 +41,7 @@ type Options struct {
 	Mode    string   `json:"mode"`            // "exhaustive" or "random"
 	Faults  []string `json:"faults"`          // the fault kinds explored
 	Cases   int      `json:"cases,omitempty"` // random mode: schedules per target
+	Depth   int      `json:"depth,omitempty"` // exhaustive mode: 2 adds a kill, then a power cut in the recovery
 	Shard   string   `json:"shard,omitempty"` // "I/N" when this report holds one shard
 	// Restart is the restart policy for processes that fail on their own: "" (always), "never",
 	// or the most to restart.

@@ -18,7 +18,7 @@ const maxCases = 1_000_000
 
 // campaignParams are the parameters of a campaign, by the flags of `run` that set them, in the
 // order its error messages name them; "exec" stands for --exec and its options.
-var campaignParams = []string{"target", "exec", "faults", "mode", "cases", "seed", "shard", "restart", "restart-backoff"}
+var campaignParams = []string{"target", "exec", "faults", "mode", "cases", "depth", "seed", "shard", "restart", "restart-backoff"}
 
 // campaignOf checks a campaign's parameters, as a report, a journal's header or the flags of
 // `run` record them, and returns the campaign, or a usage error naming the first parameter that
@@ -54,6 +54,15 @@ func campaignOf(seed uint64, id reports.Options) (*campaign.Campaign, error) {
 	if cases < 0 {
 		return nil, usagef("--cases %d: want a count of 0 or more", cases)
 	}
+	switch {
+	case id.Depth < 0 || id.Depth > 2:
+		return nil, usagef("--depth %d: want 1 (one fault a case) or 2 (also a kill, then a power cut during the recovery)", id.Depth)
+	case id.Depth == 2 && o.Mode != campaign.Exhaustive:
+		return nil, usagef("--depth 2 is for --mode exhaustive: random schedules hold several faults already")
+	case id.Depth == 2 && !(slices.Contains(o.Faults, faults.Kill) && slices.Contains(o.Faults, faults.Power)):
+		return nil, usagef("--depth 2 lists a kill, then a power cut during the recovery: --faults must hold kill and power")
+	}
+	o.Depth = id.Depth
 	if cases > maxCases {
 		return nil, usagef("--cases %d: at most %d per target (a campaign lists its schedules in memory); shard a larger campaign with --shard", cases, maxCases)
 	}
@@ -96,6 +105,8 @@ func param(c *campaign.Campaign, name string) string {
 		return o.Mode
 	case "cases":
 		return strconv.Itoa(o.Cases)
+	case "depth":
+		return strconv.Itoa(max(1, o.Depth))
 	case "seed":
 		return strconv.FormatUint(c.Options.Seed, 10)
 	case "shard":

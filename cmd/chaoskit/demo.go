@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -33,20 +34,72 @@ func runDemo(c *cli, args []string) error {
 	if err != nil {
 		return usagef("--faults: %v", err)
 	}
-	camp := &campaign.Campaign{Options: campaign.Options{Faults: kinds, Mode: campaign.Exhaustive}}
-	camp.Options.Seed = *seed
+	// One campaign of single faults; and, for the variants whose bug takes a fault during a
+	// recovery (VariantInfo.Depth), one of a kill followed by a power cut in the recovery, beside
+	// the reference, in a report directory of its own.
+	single := &campaign.Campaign{Options: campaign.Options{Faults: kinds, Mode: campaign.Exhaustive}}
+	deep := &campaign.Campaign{Options: campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power}, Mode: campaign.Exhaustive, Depth: 2}}
+	canDeep := slices.Contains(kinds, faults.Kill) && slices.Contains(kinds, faults.Power)
 	var leftOut []string
 	for _, v := range reference.Variants() {
-		if v.Variant == reference.Correct || slices.ContainsFunc(v.Exposes, func(k faults.Kind) bool { return slices.Contains(kinds, k) }) {
-			t, _ := lookupTarget(referenceName(v.Variant))
-			camp.Targets = append(camp.Targets, t)
-		} else {
+		t, _ := lookupTarget(referenceName(v.Variant))
+		exposed := slices.ContainsFunc(v.Exposes, func(k faults.Kind) bool { return slices.Contains(kinds, k) })
+		switch {
+		case v.Variant == reference.Correct:
+			single.Targets = append(single.Targets, t)
+			if canDeep {
+				deep.Targets = append(deep.Targets, t)
+			}
+		case v.Depth >= 2 && canDeep:
+			deep.Targets = append(deep.Targets, t)
+		case v.Depth < 2 && exposed:
+			single.Targets = append(single.Targets, t)
+		default:
 			leftOut = append(leftOut, string(v.Variant))
 		}
 	}
-	rep, err := c.runCampaign(camp, *out, nil)
+	ok := true
+	for _, run := range []struct {
+		camp  *campaign.Campaign
+		dir   string
+		title string
+	}{
+		{single, *out, ""},
+		{deep, filepath.Join(*out, "depth-2"), "\na kill, then a power cut during the recovery (chaoskit run --depth 2 --faults kill,power):\n"},
+	} {
+		if len(run.camp.Targets) <= 1 && run.camp == deep {
+			continue
+		}
+		run.camp.Options.Seed = *seed
+		passed, err := c.demoCampaign(run.camp, run.dir, run.title)
+		if err != nil {
+			return err
+		}
+		ok = ok && passed
+	}
+	if !ok {
+		return exitError{exitFail, "the reference agent failed a case or a variant went uncaught"}
+	}
+	tried := len(single.Targets) + len(deep.Targets) - 1
+	if canDeep {
+		tried-- // the reference ran in both
+	}
+	if len(leftOut) > 0 {
+		fmt.Fprintf(c.stdout, "the reference agent passed every case and the %d variants tried were caught; %d were left out, which no fault kind of %s exposes: %s\n",
+			tried, len(leftOut), *faultList, strings.Join(leftOut, ", "))
+		return exitError{exitUnknown, fmt.Sprintf("%d of %d variants were not tried (demo --faults all tries them all)", len(leftOut), len(reference.Variants())-1)}
+	}
+	fmt.Fprintln(c.stdout, "the reference agent passed every case and every variant was caught")
+	return nil
+}
+
+// demoCampaign runs one of the demo's campaigns into dir, writes its report directory in every
+// format and prints its table under title, and reports whether the reference passed every case
+// and each variant broke a property that catches its bug.
+func (c *cli) demoCampaign(camp *campaign.Campaign, dir, title string) (bool, error) {
+	rep, err := c.runCampaign(camp, dir, nil)
 	if rep == nil {
-		return err
+		return false, err
 	}
 	infos := map[string]reference.VariantInfo{}
 	for _, v := range reference.Variants() {
@@ -54,7 +107,8 @@ func runDemo(c *cli, args []string) error {
 	}
 	formats, _ := parseFormats(allFormats)
 	ok := true
-	if err := c.publish(rep, *out, formats, func(w io.Writer, rep *reports.Report) error {
+	if err := c.publish(rep, dir, formats, func(w io.Writer, rep *reports.Report) error {
+		fmt.Fprint(w, title)
 		printTable(w, rep, "agent", func(t *reports.TargetSummary) string {
 			v, caught := demoVerdict(t, infos[t.Target])
 			ok = ok && caught
@@ -62,21 +116,9 @@ func runDemo(c *cli, args []string) error {
 		})
 		return nil
 	}); err != nil {
-		return err
+		return false, err
 	}
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return exitError{exitFail, "the reference agent failed a case or a variant went uncaught"}
-	}
-	if len(leftOut) > 0 {
-		fmt.Fprintf(c.stdout, "the reference agent passed every case and the %d variants tried were caught; %d were left out, which no fault kind of %s exposes: %s\n",
-			len(camp.Targets)-1, len(leftOut), *faultList, strings.Join(leftOut, ", "))
-		return exitError{exitUnknown, fmt.Sprintf("%d of %d variants were not tried (demo --faults all tries them all)", len(leftOut), len(reference.Variants())-1)}
-	}
-	fmt.Fprintln(c.stdout, "the reference agent passed every case and every variant was caught")
-	return nil
+	return ok, nil
 }
 
 // demoVerdict says whether the target of summary t, the reference agent or the variant info

@@ -130,11 +130,11 @@ func TestDemo(t *testing.T) {
 	code, out, errOut := chaoskit(t, "demo", "--out", dir, "--seed", "7", "--faults", "kill")
 	// Under kill alone, the variants whose bugs only other faults show are left out, and the
 	// demo says so rather than that every variant was caught.
-	if code != exitUnknown || !strings.Contains(errOut, "8 of 13 variants were not tried") {
+	if code != exitUnknown || !strings.Contains(errOut, "9 of 14 variants were not tried") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
 	wantIn(t, "stdout", out, "agent", "survived", "duplicates", "reference ", "passes every case", "reference/act-then-save", "caught: no-duplicate-effects",
-		"the 5 variants tried were caught; 8 were left out, which no fault kind of kill exposes: no-fsync, no-dirsync, no-checksum")
+		"the 5 variants tried were caught; 9 were left out, which no fault kind of kill exposes: no-fsync, no-dirsync, no-checksum")
 	if strings.Contains(out, "reference/no-fsync") {
 		t.Errorf("the demo under kill ran no-fsync, whose bug only a power loss shows:\n%s", out)
 	}

@@ -37,7 +37,7 @@ type campaignFlags struct {
 	exec                *execFlags
 	faults, mode, shard *string
 	restart, backoff    *string
-	cases               *int
+	cases, depth        *int
 	seed                *uint64
 	set                 map[string]bool // the flags given, once parsed
 }
@@ -49,6 +49,7 @@ func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 	f.faults = fs.String("faults", "storage", "the fault kinds, or families (storage, fleet, tool, model, all), with commas")
 	f.mode = fs.String("mode", "exhaustive", "exhaustive (every fault at every beat) or random")
 	f.cases = fs.Int("cases", 0, "random mode: schedules per target (default 100); exhaustive mode: at most this many (default all)")
+	f.depth = fs.Int("depth", 1, "exhaustive mode: 2 also runs a kill at each beat followed by a power cut at each beat of the recovery")
 	f.seed = fs.Uint64("seed", 1, "the campaign's seed")
 	f.shard = fs.String("shard", "", "run only shard I/N: the cases whose index is I-1 modulo N")
 	f.restart = fs.String("restart", "always", "restart a process that fails on its own: always (as a supervisor would), never, or at most N times")
@@ -67,7 +68,7 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 	for _, cmd := range commands {
 		targets = append(targets, cmd.Name)
 	}
-	faults, mode, cases, seed, shard, restart, backoff := *f.faults, *f.mode, *f.cases, *f.seed, *f.shard, *f.restart, *f.backoff
+	faults, mode, cases, depth, seed, shard, restart, backoff := *f.faults, *f.mode, *f.cases, *f.depth, *f.seed, *f.shard, *f.restart, *f.backoff
 	if backoff == harness.DefaultBackoff.String() {
 		backoff = "" // as a report records the default
 	}
@@ -85,6 +86,9 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 		if !f.set["cases"] {
 			cases = o.Cases
 		}
+		if !f.set["depth"] {
+			depth = o.Depth
+		}
 		if !f.set["seed"] {
 			seed = base.Options.Seed
 		}
@@ -99,7 +103,7 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 		}
 	}
 	return campaignOf(seed, reports.Options{Targets: targets, Commands: commands, Faults: strings.Split(faults, ","), Mode: mode,
-		Cases: cases, Shard: shard, Restart: restart, RestartBackoff: backoff})
+		Cases: cases, Depth: depth, Shard: shard, Restart: restart, RestartBackoff: backoff})
 }
 
 // execSet reports whether --exec or one of its options was given.

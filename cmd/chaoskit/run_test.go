@@ -390,7 +390,7 @@ func TestExitCodes(t *testing.T) {
 func TestReplayOfAFaultThatNeverFires(t *testing.T) {
 	for _, schedule := range []string{"kill@100000", "switch@8:9", "kill@3,power@100000"} {
 		code, out, _ := chaoskit(t, "replay", "--target", "reference", "--schedule", schedule)
-		if code != exitUnknown || !strings.Contains(out, ": unknown (") || !strings.Contains(out, "the golden run makes 159") && !strings.Contains(out, "names a worker the run does not have") {
+		if code != exitUnknown || !strings.Contains(out, ": unknown (") || !strings.Contains(out, "the golden run makes 162") && !strings.Contains(out, "names a worker the run does not have") {
 			t.Errorf("replay %s: exit %d\n%s", schedule, code, out)
 		}
 	}
