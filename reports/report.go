@@ -10,8 +10,13 @@ import (
 	"github.com/spf13/afero"
 )
 
-// Schema names the version of the report format this package reads and writes.
-const Schema = "chaoskit.report/v1"
+// Schema names the version of the report format this package reads and writes. Version 2 added
+// the trailer (see Trailer); a report of version 1, which has none, is refused, naming its
+// version.
+const Schema = "chaoskit.report/v2"
+
+// schemaV1 is the version before the trailer.
+const schemaV1 = "chaoskit.report/v1"
 
 // Report is a campaign's results: the stable contract between chaoskit and the tools that read
 // its output. Every field except those ending in _ms is a pure function of the targets, the seed

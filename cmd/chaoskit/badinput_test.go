@@ -1,10 +1,14 @@
 package main
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chaoskit/chaoskit/reports"
 )
 
 // Every bad flag, target, fault name, schedule, gate, shard and file exits 2 with one line of
@@ -22,7 +26,9 @@ func TestBadInput(t *testing.T) {
 	garbage := write("garbage.json", "this is not json")
 	noSchema := write("noschema.json", `{"seed": 1}`)
 	v0 := write("v0.json", `{"schema": "chaoskit.report/v0", "seed": 1}`)
-	unknownField := write("unknown.json", `{"schema": "chaoskit.report/v1", "seed": 1, "colour": "red"}`)
+	v1 := write("v1.json", `{"schema": "chaoskit.report/v1", "seed": 1, "cases": []}`)
+	unknownField := write("unknown.json", sealed("{\n  \"schema\": \""+reports.Schema+"\",\n  \"seed\": 1,\n  \"colour\": \"red\",\n  \"cases\": []\n}\n"))
+	unsealed := write("unsealed.json", "{\n  \"schema\": \""+reports.Schema+"\",\n  \"seed\": 1,\n  \"cases\": []\n}\n")
 	missing := filepath.Join(dir, "missing.json")
 	run := []string{"run", "--out", filepath.Join(dir, "out"), "--target", "reference", "--faults", "kill"}
 	report := filepath.Join(f.dir, "report.json")
@@ -104,8 +110,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"replay", "--case", "x", missing}, "missing.json: no such file or directory"},
 		{[]string{"replay", "--case", "x", garbage}, "garbage.json: not a chaoskit report"},
 		{[]string{"replay", "--case", "x", noSchema}, `noschema.json: not a chaoskit report: no "schema" field`},
-		{[]string{"replay", "--case", "x", v0}, `v0.json: report schema is "chaoskit.report/v0"; this chaoskit reads "chaoskit.report/v1"`},
+		{[]string{"replay", "--case", "x", v0}, `v0.json: report schema is "chaoskit.report/v0"; this chaoskit reads "` + reports.Schema + `"`},
 		{[]string{"replay", "--case", "x", unknownField}, `unknown field "colour"`},
+		{[]string{"replay", "--case", "x", unsealed}, "unsealed.json: truncated or altered: it does not end with the trailer"},
+		{[]string{"gate", "--baseline", v1, report}, `v1.json: report schema is "chaoskit.report/v1"; this chaoskit reads "` + reports.Schema + `" (a v1 report has no trailer to verify it by: run its campaign again)`},
 		{[]string{"replay", "--case", "reference/act-then-save:kill@100000", report}, `no case "reference/act-then-save:kill@100000" in `},
 		{[]string{"gate", "--baseline", v0, report}, `v0.json: report schema is "chaoskit.report/v0"`},
 		{[]string{"gate", "--baseline", report, garbage}, "garbage.json: not a chaoskit report"},
@@ -131,6 +139,13 @@ func TestBadInput(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
 		t.Error("a refused run wrote its report directory")
 	}
+}
+
+// sealed returns a report's JSON object, on indented lines as chaoskit writes them, with the
+// trailer reports.Trailer documents.
+func sealed(body string) string {
+	body = strings.TrimSuffix(body, "\n}\n") + ",\n"
+	return fmt.Sprintf("%s  \"trailer\": {\"cases\": 0, \"sha256\": \"%x\"}\n}\n", body, sha256.Sum256([]byte(body)))
 }
 
 // Resuming with the same parameters, all of them or none, is fine.

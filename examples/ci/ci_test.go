@@ -402,7 +402,8 @@ func runLocal(t *testing.T, chaoskit, baseline string, args ...string) (string, 
 }
 
 // comparable returns a report.json less what differs by design between the same campaign run
-// sharded and not: the fields ending in _ms and "provenance".
+// sharded and not: the fields ending in _ms, "provenance", and the trailer (whose checksum
+// covers the _ms fields).
 func comparable(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -418,7 +419,11 @@ func comparable(t *testing.T, path string) []byte {
 	if _, ok := v["provenance"]; !ok {
 		t.Errorf("%s has no provenance", path)
 	}
+	if _, ok := v["trailer"]; !ok {
+		t.Errorf("%s has no trailer", path)
+	}
 	delete(v, "provenance")
+	delete(v, "trailer")
 	var drop func(any)
 	drop = func(x any) {
 		switch x := x.(type) {
@@ -447,7 +452,8 @@ func comparable(t *testing.T, path string) []byte {
 // TestRunLocal runs the examples' pipelines with run-local.sh: on the reference agent the gate
 // holds (first without a baseline, as on a default branch's first run, then against that run's
 // report); on a variant with a bug it fails; against a baseline of another campaign it refuses.
-// Every time, the merged report is the unsharded run's, the _ms fields and provenance aside.
+// Every time, the merged report is the unsharded run's, the _ms fields, provenance and trailer
+// aside.
 func TestRunLocal(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("run-local.sh needs bash, which is not on PATH")
