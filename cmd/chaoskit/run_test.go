@@ -407,3 +407,16 @@ func TestGateThatComparesNothing(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
+// --resume on a directory that holds no journal (a run killed before it wrote one) starts the
+// campaign its flags describe there, saying so in one line; without a target it is refused (see
+// TestBadInput).
+func TestResumeWithoutAJournalStartsTheCampaign(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := chaoskit(t, "run", "--resume", dir, "--target", "reference", "--faults", "kill", "--format", "json")
+	if code != exitOK || errOut != "chaoskit: "+dir+" holds no journal: running the campaign from its start\n" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if rep := loadDir(t, dir); len(rep.Cases) == 0 {
+		t.Error("no cases in the report")
+	}
+}
