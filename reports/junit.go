@@ -180,7 +180,7 @@ func junitCaseOf(c *Case) junitCase {
 			jc.Failure.Message = "shrunk to " + s + ": " + jc.Failure.Message
 		}
 	case c.Verdict != oracle.Pass:
-		jc.Error = &junitProblem{Message: firstLine(c.Reason), Type: "unknown", Text: failureText(c)}
+		jc.Error = &junitProblem{Message: gist(c.Reason), Type: "unknown", Text: failureText(c)}
 	case c.Detected != "":
 		jc.SystemOut = "passed by stopping loudly on an unrecoverable fault: " + c.Detected
 	case c.Refused != "":

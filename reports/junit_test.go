@@ -139,7 +139,7 @@ func checkJUnitCase(t *testing.T, c *Case, pc parsedCase) {
 	case oracle.Fail:
 		f := pc.Failure
 		if f == nil || pc.Error != nil || f.Message == nil || f.Type == nil || *f.Type != c.Violations[0].Property ||
-			*f.Message != asXML(c.Violations[0].Property+": "+firstLine(c.Violations[0].Detail)) {
+			*f.Message != asXML(c.Violations[0].Property+": "+gist(c.Violations[0].Detail)) {
 			t.Fatalf("failed case %s: failure %+v", c.ID, f)
 		}
 		for _, v := range c.Violations {
@@ -152,7 +152,7 @@ func checkJUnitCase(t *testing.T, c *Case, pc parsedCase) {
 		}
 	case oracle.Unknown:
 		e := pc.Error
-		if e == nil || pc.Failure != nil || e.Type == nil || *e.Type != "unknown" || e.Message == nil || *e.Message != asXML(firstLine(c.Reason)) ||
+		if e == nil || pc.Failure != nil || e.Type == nil || *e.Type != "unknown" || e.Message == nil || *e.Message != asXML(gist(c.Reason)) ||
 			!strings.Contains(e.Text, "replay: "+asXML(c.Repro)) {
 			t.Errorf("unknown case %s: error %+v", c.ID, e)
 		}
@@ -204,7 +204,7 @@ func TestJUnitShrunk(t *testing.T) {
 	if f == nil {
 		t.Fatal("no failure for kill@7,lease@107+2h")
 	}
-	if want := "shrunk to power@7: same-result: the result differs from the golden run's (-golden +faulty):"; *f.Message != want {
+	if want := "shrunk to power@7: same-result: the result differs from the golden run's (-golden +faulty): State{; -   Entry0: \"old\",; +   Entry0: \"new\","; !strings.HasPrefix(*f.Message, want) || !strings.HasSuffix(*f.Message, "; and 40 more lines") {
 		t.Errorf("message = %q, want %q", *f.Message, want)
 	}
 	if want := "shrunk to power@7, which still breaks same-result\n" +

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chaoskit/chaoskit/oracle"
 )
@@ -223,14 +224,43 @@ type kindStats struct {
 	Stats
 }
 
-// firstLine returns the first non-blank line of s, trimmed.
-func firstLine(s string) string {
+// gistRunes is about as many runes as gist joins after a first line that ends with a colon.
+const gistRunes = 160
+
+// gist sums s up on one line: its first non-blank line, trimmed, and, when that line ends with a
+// colon (what follows is what it announces: a diff, a list), the lines after it, trimmed and
+// joined with "; ", as many as fit in about gistRunes runes (the first of them always), then
+// how many it left out. It cuts no line short.
+func gist(s string) string {
+	var lines []string
 	for line := range strings.Lines(s) {
 		if line = strings.TrimSpace(line); line != "" {
-			return line
+			lines = append(lines, line)
 		}
 	}
-	return ""
+	if len(lines) == 0 {
+		return ""
+	}
+	out := lines[0]
+	if !strings.HasSuffix(out, ":") {
+		return out
+	}
+	i, n := 1, 0
+	for ; i < len(lines); i++ {
+		sep := "; "
+		if i == 1 {
+			sep = " "
+		}
+		r := len(sep) + utf8.RuneCountInString(lines[i])
+		if i > 1 && n+r > gistRunes {
+			break
+		}
+		out, n = out+sep+lines[i], n+r
+	}
+	if left := len(lines) - i; left > 0 {
+		out += "; and " + Count(left, "more line")
+	}
+	return out
 }
 
 // clip shortens s to at most n runes, marking a cut with an ellipsis.
@@ -241,20 +271,25 @@ func clip(s string, n int) string {
 	return s
 }
 
-// oneLine sums v up on one line: its property and the first line of its detail.
+// oneLine sums v up on one line: its property and the gist of its detail.
 func oneLine(v oracle.Violation) string {
-	if d := firstLine(v.Detail); d != "" {
+	if d := gist(v.Detail); d != "" {
 		return v.Property + ": " + d
 	}
 	return v.Property
 }
 
-// headline sums up on one line why c did not pass: its first violation (and how many others it
-// has), or why it is unknown.
+// Headline sums up on one line, cutting no line short, why c did not pass: its first violation
+// (and how many others it has), or why it is unknown. A detail whose first line announces what
+// follows it ("the state differs (-golden +faulty):") is followed by the first lines it
+// announces.
+func (c *Case) Headline() string { return headline(c) }
+
+// headline is Case.Headline.
 func headline(c *Case) string {
 	switch {
 	case c.Verdict == oracle.Unknown:
-		return "unknown: " + cmp.Or(firstLine(c.Reason), "no reason given")
+		return "unknown: " + cmp.Or(gist(c.Reason), "no reason given")
 	case len(c.Violations) == 0:
 		return string(c.Verdict)
 	case len(c.Violations) == 1:

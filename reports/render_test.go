@@ -54,7 +54,12 @@ func TestHeadline(t *testing.T) {
 		c    Case
 		want string
 	}{
-		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "same-state", Detail: "\n  differs:\n-a\n+b"}}}, "same-state: differs:"},
+		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "same-state", Detail: "\n  differs:\n-a\n+b"}}}, "same-state: differs: -a; +b"},
+		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "same-result", Detail: "the result differs (-golden +faulty):\n" +
+			strings.Repeat("x", 200) + "\n" + strings.Repeat("-y\n", 40)}}}, "same-result: the result differs (-golden +faulty): " + strings.Repeat("x", 200) + "; and 40 more lines"},
+		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "same-result", Detail: "differs:\n" + strings.Repeat("-y\n", 60)}}},
+			"same-result: differs: -y" + strings.Repeat("; -y", 39) + "; and 20 more lines"},
+		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "p", Detail: strings.Repeat("long ", 100) + "\nnext"}}}, "p: " + strings.Repeat("long ", 99) + "long"},
 		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "a", Detail: "x"}, {Property: "b"}, {Property: "c"}}}, "a: x (+2 more)"},
 		{Case{Verdict: oracle.Unknown, Reason: "hung\nat beat 4"}, "unknown: hung"},
 		{Case{Verdict: oracle.Unknown}, "unknown: no reason given"},

@@ -407,6 +407,7 @@ func TestGateThatComparesNothing(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
+
 // --resume on a directory that holds no journal (a run killed before it wrote one) starts the
 // campaign its flags describe there, saying so in one line; without a target it is refused (see
 // TestBadInput).
@@ -418,5 +419,26 @@ func TestResumeWithoutAJournalStartsTheCampaign(t *testing.T) {
 	}
 	if rep := loadDir(t, dir); len(rep.Cases) == 0 {
 		t.Error("no cases in the report")
+	}
+}
+
+// The printed summary sums each problem up on one line that cuts nothing short: a detail whose
+// first line announces a diff is followed by the diff's first lines, not left hanging at its
+// colon, and a long line is printed whole.
+func TestPrintedProblemsCutNothing(t *testing.T) {
+	long := `create_po {"vendor":"Acme Freight","lines":[` + strings.Repeat(`{"sku":"pallet","qty":12},`, 8) + `]} applied 2× (golden 1×)`
+	problems := []*reports.Case{
+		{Target: "t", Schedule: "kill@3", Verdict: oracle.Fail, Repro: "chaoskit replay ...", Violations: []oracle.Violation{
+			{Property: "same-result", Detail: "the result differs from the golden run's (-golden +faulty):\n.Outputs[2]: -\"a-1\" +\"a-2\""}}},
+		{Target: "t", Schedule: "kill@4", Verdict: oracle.Fail, Repro: "chaoskit replay ...", Violations: []oracle.Violation{
+			{Property: "no-duplicate-effects", Detail: long}}},
+	}
+	var b strings.Builder
+	printProblems(&b, problems)
+	wantIn(t, "the problems", b.String(),
+		"  t kill@3: same-result: the result differs from the golden run's (-golden +faulty): .Outputs[2]: -\"a-1\" +\"a-2\"\n",
+		"  t kill@4: no-duplicate-effects: "+long+"\n")
+	if strings.Contains(b.String(), "…") {
+		t.Errorf("a line is cut short:\n%s", b.String())
 	}
 }
