@@ -15,10 +15,14 @@
 // the order they ran; mode; fault kinds; case count; shard, "I/N" in the report of one shard;
 // restart, the policy for processes that fail on their own, "" for always, "never" or the most
 // to restart; commands, for the targets that are commands run as processes: name, argv, dir,
-// env, tools, state, ignore, disk, beats and digest), summary, cases, duration_ms and trailer.
+// env, tools, state, ignore, disk, beats and digest; expect_fail, the targets meant to fail, each
+// carrying a bug on purpose, as the demo's variants do, whose failures the renderings' headline
+// counts apart), summary, cases, duration_ms and trailer.
 //
-// summary.targets has one entry per target: target, golden_beats, the totals of Stats over all
-// its cases, and by_fault, the same totals over the cases whose schedule contains each kind.
+// summary.targets has one entry per target: target, golden_beats, schedules (in an exhaustive
+// campaign whose options.cases sampled the target's schedules, how many its whole list holds;
+// absent otherwise), the totals of Stats over all its cases, and by_fault, the same totals over
+// the cases whose schedule contains each kind.
 // Stats are: cases, passed, failed, unknown, detected (passed by stopping loudly on an
 // unrecoverable fault), unfired (cases with a fault that never fired, past the run's end: they
 // are judged on the faults that fired), duplicates, lost_effects, phantom_effects,

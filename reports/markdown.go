@@ -29,6 +29,9 @@ func (r *Report) markdown(v *view, w io.Writer) error {
 	var b strings.Builder
 	targets, total := v.targets, &v.totals
 	fmt.Fprintf(&b, "# chaoskit report\n\n%s\n\n**%s**\n\n", mdText(r.campaignLine()), mdText(totalsLine(total, len(targets))))
+	if len(r.Options.ExpectFail) > 0 { // failures that are meant: say so before a reader takes fright
+		fmt.Fprintf(&b, "%s.\n\n", mdText(failedLine(total, targets, r.Options.ExpectFail)))
+	}
 	b.WriteString("## Targets\n\n")
 	writeMarkdownTable(&b, targetTable(targets))
 	writeMarkdownNotes(&b, targets)

@@ -56,6 +56,10 @@ type Options struct {
 	// Commands describes the targets that are commands run as processes (chaoskit run --exec),
 	// so that a resumed run, a merge and a replay run them the same way.
 	Commands []Command `json:"commands,omitempty"`
+	// ExpectFail names the targets meant to fail, each carrying a bug on purpose (the demo's
+	// variants): the renderings' headline counts their failures apart from the others'. It
+	// changes nothing else: not the verdicts, the exit code or a gate.
+	ExpectFail []string `json:"expect_fail,omitempty"`
 }
 
 // Command is a target that is a command run as a process: what it runs and how.
@@ -87,10 +91,14 @@ type Summary struct {
 
 // TargetSummary totals one target's cases, overall and per fault kind.
 type TargetSummary struct {
-	Target      string           `json:"target"`
-	GoldenBeats int              `json:"golden_beats"` // beats of the uninterrupted run
-	Stats                        // totals over every case of the target
-	ByFault     map[string]Stats `json:"by_fault"` // totals over the cases whose schedule has that kind
+	Target      string `json:"target"`
+	GoldenBeats int    `json:"golden_beats"` // beats of the uninterrupted run
+	// Schedules is, in an exhaustive campaign whose Options.Cases sampled the target's
+	// schedules, how many its whole exhaustive list holds (its cases are that many at most);
+	// 0 otherwise.
+	Schedules int              `json:"schedules,omitempty"`
+	Stats                      // totals over every case of the target
+	ByFault   map[string]Stats `json:"by_fault"` // totals over the cases whose schedule has that kind
 }
 
 // Stats totals a set of cases.

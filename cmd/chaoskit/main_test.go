@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -160,5 +161,13 @@ func TestDemo(t *testing.T) {
 		if c.Verdict == oracle.Fail && (len(c.Violations) == 0 || c.Repro != "chaoskit replay --target "+c.Target+" --seed 7 --schedule '"+c.Schedule+"'") {
 			t.Fatalf("case %s: violations %v repro %q", c.ID, c.Violations, c.Repro)
 		}
+	}
+	// The pages say that the failures are the variants', meant to fail.
+	if len(rep.Options.ExpectFail) != 5 || slices.Contains(rep.Options.ExpectFail, "reference") {
+		t.Errorf("the targets meant to fail: %v", rep.Options.ExpectFail)
+	}
+	for _, name := range []string{"summary.md", "report.html"} {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		wantIn(t, name, string(b), "of 6 targets, all of them in the 5 targets meant to fail (each carries a bug on purpose); the other target, meant to pass, failed none")
 	}
 }

@@ -442,3 +442,35 @@ func TestPrintedProblemsCutNothing(t *testing.T) {
 		t.Errorf("a line is cut short:\n%s", b.String())
 	}
 }
+
+// An exhaustive campaign capped with --cases says of how many schedules each target's cases are a
+// sample: the count of its whole list, which an uncapped run runs.
+func TestCappedCampaignSaysOfHowMany(t *testing.T) {
+	whole := loadDir(t, campaignDir(t, "--target", "reference", "--faults", "kill", "--mode", "exhaustive").dir)
+	capped := campaignDir(t, "--target", "reference", "--faults", "kill", "--mode", "exhaustive", "--cases", "50")
+	rep := loadDir(t, capped.dir)
+	n := len(whole.Cases)
+	if len(rep.Cases) != 50 || rep.Summary.Targets[0].Schedules != n || whole.Summary.Targets[0].Schedules != 0 {
+		t.Fatalf("%d cases of %d schedules; the whole campaign's %d (schedules %d)", len(rep.Cases), rep.Summary.Targets[0].Schedules, n, whole.Summary.Targets[0].Schedules)
+	}
+	md, err := os.ReadFile(filepath.Join(capped.dir, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIn(t, "summary.md", string(md), fmt.Sprintf("mode exhaustive · 50 of %d schedules, sampled evenly", n))
+	// Shards of it merge into a report that says so too.
+	dir := t.TempDir()
+	var shards []string
+	for _, s := range []string{"1/2", "2/2"} {
+		out := filepath.Join(dir, "shard"+s[:1])
+		shards = append(shards, out)
+		if code, _, errOut := chaoskit(t, "run", "--target", "reference", "--faults", "kill", "--mode", "exhaustive", "--cases", "50", "--shard", s, "--format", "json", "--out", out); code != exitOK {
+			t.Fatalf("shard %s: exit %d: %s", s, code, errOut)
+		}
+	}
+	merged := filepath.Join(dir, "merged")
+	if code, _, errOut := chaoskit(t, append([]string{"merge", "--format", "json", "--out", merged}, shards...)...); code != exitOK {
+		t.Fatalf("merge: exit %d: %s", code, errOut)
+	}
+	sameReport(t, filepath.Join(capped.dir, "report.json"), filepath.Join(merged, "report.json"))
+}
