@@ -155,6 +155,21 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 			return nil, errors.Join(fmt.Errorf("summarising the campaign: %w", err), journalErr)
 		}
 	}
+	if o.Mode == Exhaustive && o.Cases > 0 { // a sample: say of how many
+		all := o
+		all.Cases = 0
+		for i := range rep.Summary.Targets {
+			t := &rep.Summary.Targets[i]
+			if seq, err := ScheduleSeq(runners[rank[t.Target]], all); err == nil {
+				for range seq {
+					t.Schedules++
+				}
+			}
+			if t.Schedules <= o.Cases {
+				t.Schedules = 0 // every one ran
+			}
+		}
+	}
 	rep.DurationMs = float64(time.Since(start).Microseconds()) / 1000
 	return rep, journalErr
 }

@@ -81,6 +81,11 @@ type Limits struct {
 // or write the constructor yourself.
 //
 //	rn, err := harness.NewRunner(harness.Fresh(orders.Agent{Store: "orders.log"}), opts)
+//
+// Pass the template by value, whether its methods have value or pointer receivers: Fresh calls
+// them on a pointer to each copy. A pointer, harness.Fresh(&process.Target{...}), does not
+// compile, and Go words it as a failed type constraint: "**process.Target does not satisfy
+// interface{**process.Target; harness.Target} (missing method Run)"; drop the &.
 func Fresh[T any, P interface {
 	*T
 	Target

@@ -25,7 +25,7 @@ func ExampleCheck() {
 	}
 	// Output:
 	// fail 1
-	// no-duplicate-effects: create_po {"amount":84000} applied 2× (golden 1×) at beat 3 (process 0), beat 8 (process 1)
+	// no-duplicate-effects: create_po {"amount":84000} applied 2× (golden 1×) by the calls sent at beat 3 (process 0), beat 8 (process 1)
 	// same-result: the result differs from the golden run's (-golden +faulty):
 	// (value): -"PO-1" +"PO-2"
 }

@@ -348,16 +348,28 @@ func compareEffects(g map[string]int, faulty []Effect) effects {
 	return r
 }
 
+// detail says, a line per effect, how often it was applied and by which calls: the beats at which
+// they were sent (where a trace shows "sent"), in order, whatever order they were applied in.
 func (effects) detail(list []effectCount) string {
 	var lines []string
 	for _, c := range list {
 		line := fmt.Sprintf("%s applied %d× (golden %d×)", c.identity, c.faulty, c.golden)
 		if len(c.at) > 0 {
+			sent := slices.SortedFunc(slices.Values(c.at), func(a, b Effect) int {
+				if a.Beat != b.Beat {
+					return a.Beat - b.Beat
+				}
+				return a.Attempt - b.Attempt
+			})
 			var at []string
-			for _, e := range c.at {
+			for _, e := range sent {
 				at = append(at, fmt.Sprintf("beat %d (process %d)", e.Beat, e.Attempt))
 			}
-			line += " at " + strings.Join(at, ", ")
+			calls := "the call"
+			if len(at) > 1 {
+				calls = "the calls"
+			}
+			line += fmt.Sprintf(" by %s sent at %s", calls, strings.Join(at, ", "))
 		}
 		lines = append(lines, line)
 	}

@@ -54,6 +54,18 @@ func TestEffectsAreCountedByIdentity(t *testing.T) {
 	}
 }
 
+// A duplicate's detail names the calls that applied it by the beats at which they were sent, in
+// beat order, whatever order they landed in (a call that timed out lands after its retry).
+func TestDuplicateNamesTheCallsInBeatOrder(t *testing.T) {
+	golden := done(effects("po {a}"))
+	faulty := done([]oracle.Effect{{Tool: "po", Identity: "po {a}", Beat: 2}, {Tool: "po", Identity: "po {a}", Beat: 0}})
+	v := oracle.Check(golden, faulty, oracle.Options{})
+	want := "po {a} applied 2× (golden 1×) by the calls sent at beat 0 (process 0), beat 2 (process 0)"
+	if len(v.Violations) != 1 || v.Violations[0].Detail != want {
+		t.Errorf("violations %+v, want one: %s", v.Violations, want)
+	}
+}
+
 func TestStateDiffIsGoldenMinusFaultyPlus(t *testing.T) {
 	g, f := done(nil), done(nil)
 	g.State, f.State = map[string]int{"po": 1}, map[string]int{"po": 2}

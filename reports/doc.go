@@ -1,22 +1,28 @@
 // Package reports is chaoskit's report format: the data model of a campaign's results
-// (schema chaoskit.report/v1), reading and writing it, and summarising it per target and per
+// (schema chaoskit.report/v2), reading and writing it, and summarising it per target and per
 // fault kind.
 //
 // A report is the stable contract between chaoskit and whatever reads its output: CI gates,
 // dashboards, the replay command. Every field is a pure function of the targets, the seed and the
-// options, except the wall-clock fields, whose names all end in _ms; two runs with the same
-// command give byte-identical JSON once those are dropped.
+// options, except the wall-clock fields, whose names all end in _ms, and the trailer, whose
+// checksum covers them; two runs with the same command give byte-identical JSON once those are
+// dropped.
 //
 // # Fields
 //
-// The top level holds schema (always "chaoskit.report/v1"; Load refuses any other), seed,
-// options (targets, in the order they ran; mode; fault kinds; case count; shard, "I/N" in the
-// report of one shard; restart, the policy for processes that fail on their own, "" for always,
-// "never" or the most to restart; commands, for the targets that are commands run as processes:
-// name, argv, dir, env, tools, state, ignore and disk), summary and cases.
+// The top level holds, in this order, schema (always "chaoskit.report/v2"; Load refuses any
+// other), provenance (chaoskit, its version; args, the command line), seed, options (targets, in
+// the order they ran; mode; fault kinds; case count; shard, "I/N" in the report of one shard;
+// restart, the policy for processes that fail on their own, "" for always, "never" or the most
+// to restart; commands, for the targets that are commands run as processes: name, argv, dir,
+// env, tools, state, ignore, disk, beats and digest; expect_fail, the targets meant to fail, each
+// carrying a bug on purpose, as the demo's variants do, whose failures the renderings' headline
+// counts apart), summary, cases, duration_ms and trailer.
 //
-// summary.targets has one entry per target: target, golden_beats, the totals of Stats over all
-// its cases, and by_fault, the same totals over the cases whose schedule contains each kind.
+// summary.targets has one entry per target: target, golden_beats, schedules (in an exhaustive
+// campaign whose options.cases sampled the target's schedules, how many its whole list holds;
+// absent otherwise), the totals of Stats over all its cases, and by_fault, the same totals over
+// the cases whose schedule contains each kind.
 // Stats are: cases, passed, failed, unknown, detected (passed by stopping loudly on an
 // unrecoverable fault), unfired (cases with a fault that never fired, past the run's end: they
 // are judged on the faults that fired), duplicates, lost_effects, phantom_effects,
@@ -36,6 +42,24 @@
 // model_calls_remade; duplicates_by_tool; trace (the beats around each fault, for cases that did
 // not pass); diff (the state or result difference, -golden +faulty); repro (the command that
 // replays the case); duration_ms.
+//
+// After the cases come duration_ms, the campaign's wall-clock time, and last the trailer, on a
+// line of its own at the end of the file:
+//
+//	  "trailer": {"cases": 327, "sha256": "1c78239d40d5…"}
+//	}
+//
+// cases is the number of cases the report holds, and sha256 the SHA-256, in lower-case hex, of
+// every byte of the file before the trailer's line (up to and including the newline that ends the
+// line before it): head -c OFFSET report.json | sha256sum gives it. A report cut short has no
+// trailer at its end, and a report with any byte changed has another checksum: OpenReport, Load,
+// LoadHead and LoadStream verify the file against its trailer (Verify) before they read any of
+// it, and refuse one that does not match with an error naming the file and wrapping ErrDamaged;
+// verifying reads the file once and parses nothing, so a gate of a report of 600 MB costs about
+// what sha256sum does. A Reader over a stream checks the trailer, and the count of cases it read,
+// once it reaches the end. Whatever writes a report by other means must end it the same way.
+// Version 1 of the format (chaoskit.report/v1) had no trailer: such a report is refused, naming
+// its version; run its campaign again to have one this version reads.
 //
 // # Renderers
 //

@@ -30,7 +30,7 @@ func ExampleReport_Markdown() {
 				Target: "agent/act-then-save", ID: "agent/act-then-save:kill@9", Schedule: "kill@9",
 				Verdict: oracle.Fail,
 				Violations: []oracle.Violation{
-					{Property: "no-duplicate-effects", Detail: "create_po applied 2× (golden 1×) at beat 8 (process 0), beat 11 (process 1)"},
+					{Property: "no-duplicate-effects", Detail: "create_po applied 2× (golden 1×) by the calls sent at beat 8 (process 0), beat 11 (process 1)"},
 					{Property: "same-state", Detail: "the state differs from the golden run's (-golden +faulty):\n-  Orders: 1,\n+  Orders: 2,"},
 				},
 				Metrics:          oracle.Metrics{Restarts: 1, WorkLostBeats: 3, Duplicates: 1, StateMismatch: true},
@@ -68,6 +68,6 @@ func ExampleReport_Markdown() {
 	//
 	// ### agent/act-then-save: 1 failed
 	//
-	// - `kill@9` — no-duplicate-effects: create\_po applied 2× (golden 1×) at beat 8 (process 0), beat 11 (process 1) (+1 more)\
+	// - `kill@9` — no-duplicate-effects: create\_po applied 2× (golden 1×) by the calls sent at beat 8 (process 0), beat 11 (process 1) (+1 more)\
 	//   replay: `chaoskit replay --target agent/act-then-save --seed 7 --schedule 'kill@9'`
 }

@@ -85,7 +85,7 @@ func fixtureViolations(ti, beat int) []oracle.Violation {
 	vs := []oracle.Violation{{Property: "same-state", Detail: "the state differs from the golden run's (-golden +faulty):\n  State{\n-   Step: 3,\n+   Step: 4,\n  }"}}
 	if beat%3 == 0 {
 		vs = append([]oracle.Violation{{Property: "no-duplicate-effects",
-			Detail: fmt.Sprintf("create_po {\"amount\":%d} applied 2× (golden 1×) at beat %d (process 0), beat %d (process 1)", beat*100, beat, beat+2)}}, vs...)
+			Detail: fmt.Sprintf("create_po {\"amount\":%d} applied 2× (golden 1×) by the calls sent at beat %d (process 0), beat %d (process 1)", beat*100, beat, beat+2)}}, vs...)
 	}
 	if ti == 8 {
 		vs[0].Detail = "a | pipe, <script>alert(1)</script> & ]]> and a \x01 control\nsecond line"

@@ -103,7 +103,7 @@ func (r *Report) htmlData(v *view) htmlReport {
 	targets := v.targets
 	d := htmlReport{Report: r, Campaign: r.campaignLine(), Totals: v.totals, Targets: len(targets),
 		Summary: targetTable(targets), ByKind: kindTable(v.byKind)}
-	d.Headline = failedLine(&d.Totals, targets)
+	d.Headline = failedLine(&d.Totals, targets, r.Options.ExpectFail)
 	d.KindCharts = kindCharts(targets, v.kinds)
 	d.WorkLost, d.Duplicates = workLostChart(v.workLost), duplicatesChart(v.dupByTool)
 	for i, t := range targets {

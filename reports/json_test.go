@@ -2,6 +2,9 @@ package reports_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -44,10 +47,13 @@ func genReport(t *rapid.T) *reports.Report {
 }
 
 // A report written and loaded back is the same report, and writing it again gives the same
-// bytes.
+// bytes; cut short anywhere, or with any one byte changed, it is refused, read as a stream or
+// as a file.
 func TestReportRoundTrips(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "report.json")
 	rapid.Check(t, func(t *rapid.T) {
 		r := genReport(t)
+		r.DurationMs = float64(rapid.IntRange(0, 1e6).Draw(t, "ms")) / 10
 		b, err := r.Marshal()
 		if err != nil {
 			t.Fatal(err)
@@ -67,10 +73,48 @@ func TestReportRoundTrips(t *testing.T) {
 		if !reflect.DeepEqual(back.Summary, r.Summary) {
 			t.Fatalf("summary recomputed from the loaded cases differs:\n%+v\n%+v", back.Summary, r.Summary)
 		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := reports.Load(path); err != nil {
+			t.Fatal(err)
+		}
+
+		cut := rapid.IntRange(0, len(b)-1).Draw(t, "cut")
+		if _, err := reports.Decode(bytes.NewReader(b[:cut])); !errors.Is(err, reports.ErrDamaged) {
+			t.Fatalf("the report cut to its first %d of %d bytes, decoded: %v", cut, len(b), err)
+		}
+		if err := os.WriteFile(path, b[:cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := reports.LoadHead(path); !errors.Is(err, reports.ErrDamaged) || !strings.Contains(err.Error(), path) {
+			t.Fatalf("the report cut to its first %d of %d bytes, loaded: %v", cut, len(b), err)
+		}
+
+		at := rapid.IntRange(0, len(b)-1).Draw(t, "at")
+		altered := bytes.Clone(b)
+		altered[at] ^= byte(rapid.IntRange(1, 255).Draw(t, "xor"))
+		if _, err := reports.Decode(bytes.NewReader(altered)); err == nil {
+			t.Fatalf("the report with byte %d of %d changed to %q decodes", at, len(b), altered[at])
+		}
+		if err := os.WriteFile(path, altered, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := reports.LoadHead(path); err == nil || !strings.Contains(err.Error(), path) {
+			t.Fatalf("the report with byte %d of %d changed to %q loads: %v", at, len(b), altered[at], err)
+		}
 	})
 }
 
-func TestLoadRefusesWhatIsNotAV1Report(t *testing.T) {
+// sealed returns body, a report's JSON object on indented lines as chaoskit writes them, with
+// the trailer reports.Trailer documents as its last field, as a reader that knows only the
+// documented format would write it.
+func sealed(body string, cases int) string {
+	body = strings.TrimSuffix(body, "\n}\n") + ",\n"
+	return fmt.Sprintf("%s  \"trailer\": {\"cases\": %d, \"sha256\": \"%x\"}\n}\n", body, cases, sha256.Sum256([]byte(body)))
+}
+
+func TestLoadRefusesWhatIsNotAReportOfItsSchema(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
@@ -79,20 +123,37 @@ func TestLoadRefusesWhatIsNotAV1Report(t *testing.T) {
 		}
 		return p
 	}
+	head := "{\n  \"schema\": \"" + reports.Schema + "\",\n"
 	for _, tc := range []struct {
 		path, want string
 	}{
 		{filepath.Join(dir, "missing.json"), "no such file"},
 		{write("garbage.json", "{not json"), "garbage.json: not a chaoskit report"},
 		{write("other.json", `{"name":"x"}`), `other.json: not a chaoskit report: no "schema" field`},
-		{write("v2.json", `{"schema":"chaoskit.report/v2"}`), `report schema is "chaoskit.report/v2"; this chaoskit reads "chaoskit.report/v1"`},
-		{write("typo.json", `{"schema":"chaoskit.report/v1","cases":[{"verdcit":"pass"}]}`), `malformed chaoskit.report/v1 report: json: unknown field "verdcit"`},
-		{write("type.json", `{"schema":"chaoskit.report/v1","seed":"one"}`), "malformed chaoskit.report/v1 report"},
+		{write("v3.json", `{"schema":"chaoskit.report/v3"}`), `v3.json: report schema is "chaoskit.report/v3"; this chaoskit reads "` + reports.Schema + `"`},
+		{write("v1.json", `{"schema":"chaoskit.report/v1","seed":1,"cases":[]}`), `v1.json: report schema is "chaoskit.report/v1"; this chaoskit reads "chaoskit.report/v2" (a v1 report has no trailer to verify it by: run its campaign again)`},
+		{write("typo.json", sealed(head+"  \"cases\": [{\"verdcit\": \"pass\"}]\n}\n", 1)), `typo.json: malformed ` + reports.Schema + ` report: json: unknown field "verdcit"`},
+		{write("type.json", sealed(head+"  \"seed\": \"one\"\n}\n", 0)), "type.json: malformed " + reports.Schema + " report"},
+		{write("unsealed.json", head+"  \"seed\": 1,\n  \"cases\": []\n}\n"), "unsealed.json: truncated or altered: it does not end with the trailer"},
+		{write("miscounted.json", sealed(head+"  \"cases\": []\n}\n", 2)), "miscounted.json: truncated or altered: it holds 0 cases, its trailer says 2"},
+		{write("empty.json", ""), "empty.json: truncated or altered"},
 	} {
 		_, err := reports.Load(tc.path)
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Load(%s) = %v, want one line containing %q", filepath.Base(tc.path), err, tc.want)
 		}
+	}
+	// The documented trailer is the one chaoskit writes.
+	ok := write("ok.json", sealed(head+"  \"seed\": 1,\n  \"options\": {\"mode\": \"random\", \"faults\": null},\n  \"cases\": []\n}\n", 0))
+	r, err := reports.Load(ok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Cases = append(r.Cases, reports.Case{Target: "a", ID: "a:kill@1", Schedule: "kill@1", Verdict: oracle.Pass})
+	b, _ := r.Marshal()
+	body, _, _ := strings.Cut(string(b), ",\n  \"trailer\": ")
+	if want := sealed(body+"\n}\n", 1); string(b) != want {
+		t.Errorf("chaoskit writes\n%s\nwhere the documented format is\n%s", b, want)
 	}
 }
 

@@ -18,8 +18,11 @@ import (
 // campaign shrank starts its message with the shrunk schedule ("shrunk to power@74: ...") and its
 // text with the command that replays that schedule. An unknown case carries an <error> of type
 // "unknown" with the reason; a case that passed by stopping loudly on an unrecoverable fault, or
-// by refusing to go on, says so in its <system-out>. Times are in seconds, from the report's
-// wall-clock durations.
+// by refusing to go on, says so in its <system-out>. Times are in seconds: a test case's is the
+// case's wall-clock time; <testsuites>'s is the campaign's, and each <testsuite>'s its share of
+// it, in proportion to its cases' times (the cases run side by side, on several workers, so
+// their times add up to more than the campaign took). A report without the campaign's time
+// (DurationMs 0) gives each suite the sum of its cases' times.
 //
 // It reads r's cases twice, keeping none: once to count them, and once to write them.
 func (r *Report) JUnit(w io.Writer) error {
@@ -50,6 +53,13 @@ func (r *Report) junit(v *view, w io.Writer) error {
 		caseMs += s.ms
 	}
 	doc.Time = seconds(cmp.Or(r.DurationMs, caseMs)) // the campaign's wall-clock time, when the report has it
+	if r.DurationMs > 0 && caseMs > 0 {
+		// Cases run side by side, so their times add up to more than the campaign took: each
+		// suite gets its share of the campaign's wall-clock time, by its cases' times.
+		for i := range suites {
+			suites[i].ms = r.DurationMs * suites[i].ms / caseMs
+		}
+	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -180,7 +190,7 @@ func junitCaseOf(c *Case) junitCase {
 			jc.Failure.Message = "shrunk to " + s + ": " + jc.Failure.Message
 		}
 	case c.Verdict != oracle.Pass:
-		jc.Error = &junitProblem{Message: firstLine(c.Reason), Type: "unknown", Text: failureText(c)}
+		jc.Error = &junitProblem{Message: gist(c.Reason), Type: "unknown", Text: failureText(c)}
 	case c.Detected != "":
 		jc.SystemOut = "passed by stopping loudly on an unrecoverable fault: " + c.Detected
 	case c.Refused != "":

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,7 +140,7 @@ func checkJUnitCase(t *testing.T, c *Case, pc parsedCase) {
 	case oracle.Fail:
 		f := pc.Failure
 		if f == nil || pc.Error != nil || f.Message == nil || f.Type == nil || *f.Type != c.Violations[0].Property ||
-			*f.Message != asXML(c.Violations[0].Property+": "+firstLine(c.Violations[0].Detail)) {
+			*f.Message != asXML(c.Violations[0].Property+": "+gist(c.Violations[0].Detail)) {
 			t.Fatalf("failed case %s: failure %+v", c.ID, f)
 		}
 		for _, v := range c.Violations {
@@ -152,7 +153,7 @@ func checkJUnitCase(t *testing.T, c *Case, pc parsedCase) {
 		}
 	case oracle.Unknown:
 		e := pc.Error
-		if e == nil || pc.Failure != nil || e.Type == nil || *e.Type != "unknown" || e.Message == nil || *e.Message != asXML(firstLine(c.Reason)) ||
+		if e == nil || pc.Failure != nil || e.Type == nil || *e.Type != "unknown" || e.Message == nil || *e.Message != asXML(gist(c.Reason)) ||
 			!strings.Contains(e.Text, "replay: "+asXML(c.Repro)) {
 			t.Errorf("unknown case %s: error %+v", c.ID, e)
 		}
@@ -204,7 +205,7 @@ func TestJUnitShrunk(t *testing.T) {
 	if f == nil {
 		t.Fatal("no failure for kill@7,lease@107+2h")
 	}
-	if want := "shrunk to power@7: same-result: the result differs from the golden run's (-golden +faulty):"; *f.Message != want {
+	if want := "shrunk to power@7: same-result: the result differs from the golden run's (-golden +faulty): State{; -   Entry0: \"old\",; +   Entry0: \"new\","; !strings.HasPrefix(*f.Message, want) || !strings.HasSuffix(*f.Message, "; and 40 more lines") {
 		t.Errorf("message = %q, want %q", *f.Message, want)
 	}
 	if want := "shrunk to power@7, which still breaks same-result\n" +
@@ -214,5 +215,35 @@ func TestJUnitShrunk(t *testing.T) {
 	}
 	if !strings.HasSuffix(f.Text, "\nreplay: chaoskit replay --target agent --seed 3 --schedule 'kill@7,lease@107+2h'\n") {
 		t.Errorf("text does not end with the replay command as found:\n%s", f.Text)
+	}
+}
+
+// A suite's time is its share of the campaign's wall-clock time, by its cases' times, and not
+// the sum of its cases' times, which ran side by side: the suites add up to the campaign's time.
+// Without the campaign's time, a suite's is the sum of its cases'.
+func TestJUnitSuiteTimesAddUpToTheCampaign(t *testing.T) {
+	r := &Report{Schema: Schema, DurationMs: 1000, Cases: []Case{
+		{Target: "a", ID: "a:kill@1", Schedule: "kill@1", Verdict: oracle.Pass, DurationMs: 900},
+		{Target: "a", ID: "a:kill@2", Schedule: "kill@2", Verdict: oracle.Pass, DurationMs: 600},
+		{Target: "b", ID: "b:kill@1", Schedule: "kill@1", Verdict: oracle.Pass, DurationMs: 500},
+	}}
+	r.Summarize(nil)
+	for _, tc := range []struct {
+		campaignMs     float64
+		total, sa, sb  string
+		caseA1, caseA2 string
+	}{
+		{1000, "1.000", "0.750", "0.250", "0.900", "0.600"},
+		{0, "2.000", "1.500", "0.500", "0.900", "0.600"},
+	} {
+		r.DurationMs = tc.campaignMs
+		var doc parsedSuites
+		if err := xml.Unmarshal(render(t, r, (*Report).JUnit), &doc); err != nil {
+			t.Fatal(err)
+		}
+		got := []string{*doc.Time, *doc.Suites[0].Time, *doc.Suites[1].Time, *doc.Suites[0].Cases[0].Time, *doc.Suites[0].Cases[1].Time}
+		if want := []string{tc.total, tc.sa, tc.sb, tc.caseA1, tc.caseA2}; !slices.Equal(got, want) {
+			t.Errorf("campaign of %v ms: times %v, want %v", tc.campaignMs, got, want)
+		}
 	}
 }

@@ -29,6 +29,9 @@ func (r *Report) markdown(v *view, w io.Writer) error {
 	var b strings.Builder
 	targets, total := v.targets, &v.totals
 	fmt.Fprintf(&b, "# chaoskit report\n\n%s\n\n**%s**\n\n", mdText(r.campaignLine()), mdText(totalsLine(total, len(targets))))
+	if len(r.Options.ExpectFail) > 0 { // failures that are meant: say so before a reader takes fright
+		fmt.Fprintf(&b, "%s.\n\n", mdText(failedLine(total, targets, r.Options.ExpectFail)))
+	}
 	b.WriteString("## Targets\n\n")
 	writeMarkdownTable(&b, targetTable(targets))
 	writeMarkdownNotes(&b, targets)
@@ -93,7 +96,7 @@ func writeMarkdownProblems(b *strings.Builder, t *targetView) {
 	fmt.Fprintf(b, "\n### %s: %s\n\n", mdText(t.Target), problemsLine(&t.Stats))
 	shown := t.Problems[:min(len(t.Problems), markdownCasesPerTarget)]
 	for _, c := range shown {
-		fmt.Fprintf(b, "- %s — %s", mdCode(c.Schedule), mdText(clip(headline(c), 200)))
+		fmt.Fprintf(b, "- %s — %s", mdCode(c.Schedule), mdText(headline(c)))
 		if s := shrunk(c); s != "" {
 			// The shrunk schedule is the one to read and replay: it comes first.
 			fmt.Fprintf(b, "\\\n  **shrunk to %s**, which still breaks %s", mdCode(s), mdText(firstProperty(c)))

@@ -114,7 +114,7 @@ func TestMarkdownShrunkAndNotes(t *testing.T) {
 	md := renderMarkdown(t, randomReport(t))
 	for _, want := range []string{
 		"**1500 cases over 1 target: 1493 passed (0 detected), 7 failed, 0 unknown**",
-		"- `kill@7,lease@107+2h` — same-result: the result differs from the golden run's (-golden +faulty): (+1 more)\\\n" +
+		"- `kill@7,lease@107+2h` — same-result: the result differs from the golden run's (-golden +faulty): State{; - Entry0: \"old\",; + Entry0: \"new\",; - Entry1: \"old\",; + Entry1: \"new\",; - Entry2: \"old\",; + Entry2: \"new\",; - Entry3: \"old\",; and 40 more lines (+1 more)\\\n" +
 			"  **shrunk to `power@7`**, which still breaks same-result; replay it: `chaoskit replay --target agent --seed 3 --schedule 'power@7'`\\\n" +
 			"  replay: `chaoskit replay --target agent --seed 3 --schedule 'kill@7,lease@107+2h'`\n",
 		"replay it: `go test ./orders -run '^TestOrders$' -chaoskit.schedule='power@27'`",

@@ -85,15 +85,24 @@ func Merge(shards ...*Report) (*Report, error) {
 		}
 	}
 	out := &Report{Schema: first.Schema, Seed: first.Seed, Options: base}
-	golden := map[string]int{}
+	golden, schedules := map[string]int{}, map[string]int{}
 	for _, r := range shards {
 		for _, t := range r.Summary.Targets {
-			golden[t.Target] = t.GoldenBeats
+			golden[t.Target], schedules[t.Target] = t.GoldenBeats, max(schedules[t.Target], t.Schedules)
 		}
+	}
+	// What the shards' summaries know that their cases do not: how many schedules each
+	// target's whole list holds.
+	summarize := func() error {
+		err := out.Summarize(golden)
+		for i := range out.Summary.Targets {
+			out.Summary.Targets[i].Schedules = schedules[out.Summary.Targets[i].Target]
+		}
+		return err
 	}
 	if slices.ContainsFunc(shards, func(r *Report) bool { return r.Source != nil }) {
 		out.Source = mergeSources(shards, base.Targets)
-		err := out.Summarize(golden)
+		err := summarize()
 		if err == nil {
 			for _, r := range shards {
 				out.DurationMs = max(out.DurationMs, r.DurationMs)
@@ -113,7 +122,7 @@ func Merge(shards ...*Report) (*Report, error) {
 		out.DurationMs = max(out.DurationMs, r.DurationMs)
 	}
 	out.SortCases()
-	out.Summarize(golden)
+	summarize()
 	return out, nil
 }
 

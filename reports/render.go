@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chaoskit/chaoskit/oracle"
 )
@@ -223,14 +224,43 @@ type kindStats struct {
 	Stats
 }
 
-// firstLine returns the first non-blank line of s, trimmed.
-func firstLine(s string) string {
+// gistRunes is about as many runes as gist joins after a first line that ends with a colon.
+const gistRunes = 160
+
+// gist sums s up on one line: its first non-blank line, trimmed, and, when that line ends with a
+// colon (what follows is what it announces: a diff, a list), the lines after it, trimmed and
+// joined with "; ", as many as fit in about gistRunes runes (the first of them always), then
+// how many it left out. It cuts no line short.
+func gist(s string) string {
+	var lines []string
 	for line := range strings.Lines(s) {
 		if line = strings.TrimSpace(line); line != "" {
-			return line
+			lines = append(lines, line)
 		}
 	}
-	return ""
+	if len(lines) == 0 {
+		return ""
+	}
+	out := lines[0]
+	if !strings.HasSuffix(out, ":") {
+		return out
+	}
+	i, n := 1, 0
+	for ; i < len(lines); i++ {
+		sep := "; "
+		if i == 1 {
+			sep = " "
+		}
+		r := len(sep) + utf8.RuneCountInString(lines[i])
+		if i > 1 && n+r > gistRunes {
+			break
+		}
+		out, n = out+sep+lines[i], n+r
+	}
+	if left := len(lines) - i; left > 0 {
+		out += "; and " + Count(left, "more line")
+	}
+	return out
 }
 
 // clip shortens s to at most n runes, marking a cut with an ellipsis.
@@ -241,20 +271,25 @@ func clip(s string, n int) string {
 	return s
 }
 
-// oneLine sums v up on one line: its property and the first line of its detail.
+// oneLine sums v up on one line: its property and the gist of its detail.
 func oneLine(v oracle.Violation) string {
-	if d := firstLine(v.Detail); d != "" {
+	if d := gist(v.Detail); d != "" {
 		return v.Property + ": " + d
 	}
 	return v.Property
 }
 
-// headline sums up on one line why c did not pass: its first violation (and how many others it
-// has), or why it is unknown.
+// Headline sums up on one line, cutting no line short, why c did not pass: its first violation
+// (and how many others it has), or why it is unknown. A detail whose first line announces what
+// follows it ("the state differs (-golden +faulty):") is followed by the first lines it
+// announces.
+func (c *Case) Headline() string { return headline(c) }
+
+// headline is Case.Headline.
 func headline(c *Case) string {
 	switch {
 	case c.Verdict == oracle.Unknown:
-		return "unknown: " + cmp.Or(firstLine(c.Reason), "no reason given")
+		return "unknown: " + cmp.Or(gist(c.Reason), "no reason given")
 	case len(c.Violations) == 0:
 		return string(c.Verdict)
 	case len(c.Violations) == 1:
@@ -362,7 +397,7 @@ func kindTable(kinds []kindStats) table {
 func (r *Report) campaignLine() string {
 	parts := []string{fmt.Sprintf("seed %d", r.Seed), "mode " + cmp.Or(r.Options.Mode, "unknown")}
 	if r.Options.Cases > 0 {
-		parts = append(parts, Count(r.Options.Cases, "schedule")+" per target")
+		parts = append(parts, r.casesLine())
 	}
 	if len(r.Options.Faults) > 0 {
 		parts = append(parts, "faults "+strings.Join(r.Options.Faults, ", "))
@@ -373,19 +408,57 @@ func (r *Report) campaignLine() string {
 	return strings.Join(parts, " · ")
 }
 
+// casesLine says how many schedules per target a campaign with Options.Cases set ran: in
+// random mode, that many; in exhaustive mode, that many at most, out of how many each target's
+// whole list holds when the cap sampled it (TargetSummary.Schedules).
+func (r *Report) casesLine() string {
+	n := r.Options.Cases
+	if r.Options.Mode != "exhaustive" {
+		return Count(n, "schedule") + " per target"
+	}
+	var of []string
+	for _, t := range r.Summary.Targets {
+		if t.Schedules > 0 && !slices.Contains(of, strconv.Itoa(t.Schedules)) {
+			of = append(of, strconv.Itoa(t.Schedules))
+		}
+	}
+	switch {
+	case len(of) == 0:
+		return fmt.Sprintf("at most %s per target", Count(n, "schedule"))
+	case len(of) == 1 && len(r.Summary.Targets) == 1:
+		return fmt.Sprintf("%d of %s, sampled evenly", n, Count(r.Summary.Targets[0].Schedules, "schedule"))
+	case len(of) == 1:
+		return fmt.Sprintf("%d of %s per target, sampled evenly", n, Count(r.Summary.Targets[0].Schedules, "schedule"))
+	}
+	last := len(of) - 1
+	return fmt.Sprintf("at most %s per target, sampled evenly from lists of %s and %s", Count(n, "schedule"), strings.Join(of[:last], ", "), of[last])
+}
+
 // totalsLine sums up the verdicts of s, the totals over targets, on one line.
 func totalsLine(s *Stats, targets int) string {
 	return fmt.Sprintf("%s over %s: %d passed (%d detected), %d failed, %d unknown",
 		Count(s.Cases, "case"), Count(targets, "target"), s.Passed, s.Detected, s.Failed, s.Unknown)
 }
 
-// failedLine is the headline of a report, worded neutrally, for a report cannot know which
-// targets are meant to fail (a demo's variants are): "7 cases failed across 1 target".
-func failedLine(s *Stats, targets []*targetView) string {
+// failedLine is the headline of a report: "7 cases failed across 1 target". It is worded
+// neutrally unless the report names the targets meant to fail (Options.ExpectFail, as the
+// demo's variants are), whose failures it then counts apart from the others': "3273 cases failed
+// across 13 of 14 targets, all of them in the 13 targets meant to fail (each carries a bug on
+// purpose); the other target, meant to pass, failed none".
+func failedLine(s *Stats, targets []*targetView, expectFail []string) string {
 	failing := 0
+	var meant, others, inMeant, inOthers, meantFailing int // targets, and their failed cases
 	for _, t := range targets {
 		if t.Failed > 0 {
 			failing++
+		}
+		if slices.Contains(expectFail, t.Target) {
+			meant, inMeant = meant+1, inMeant+t.Failed
+			if t.Failed > 0 {
+				meantFailing++
+			}
+		} else {
+			others, inOthers = others+1, inOthers+t.Failed
 		}
 	}
 	var line string
@@ -398,6 +471,24 @@ func failedLine(s *Stats, targets []*targetView) string {
 		line = fmt.Sprintf("%s failed across %s", Count(s.Failed, "case"), Count(failing, "target"))
 	default:
 		line = fmt.Sprintf("%s failed across %d of %s", Count(s.Failed, "case"), failing, Count(len(targets), "target"))
+	}
+	if meant > 0 {
+		switch {
+		case s.Failed == 0:
+		case inOthers == 0:
+			line += fmt.Sprintf(", all of them in the %s meant to fail (each carries a bug on purpose)", Count(meant, "target"))
+		default:
+			line += fmt.Sprintf(", %d of them in the %s meant to fail (each carries a bug on purpose) and %d in targets meant to pass", inMeant, Count(meant, "target"), inOthers)
+		}
+		switch {
+		case inOthers == 0 && others == 1:
+			line += "; the other target, meant to pass, failed none"
+		case inOthers == 0 && others > 1:
+			line += fmt.Sprintf("; the %d other targets, meant to pass, failed none", others)
+		}
+		if missed := meant - meantFailing; missed > 0 {
+			line += fmt.Sprintf("; %d of the %s meant to fail failed no case", missed, Count(meant, "target"))
+		}
 	}
 	if s.Unknown > 0 {
 		line += fmt.Sprintf("; %d could not be decided", s.Unknown)

@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -49,12 +50,43 @@ func TestNiceScale(t *testing.T) {
 	}
 }
 
+// The campaign line says how many schedules a campaign capped with Options.Cases ran per
+// target: drawn at random, or sampled from each target's exhaustive list, of how many.
+func TestCampaignLineSaysOfHowMany(t *testing.T) {
+	report := func(mode string, schedules ...int) *Report {
+		r := &Report{Seed: 1, Options: Options{Mode: mode, Cases: 80}}
+		for i, n := range schedules {
+			r.Summary.Targets = append(r.Summary.Targets, TargetSummary{Target: fmt.Sprint("t", i), Schedules: n})
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		r    *Report
+		want string
+	}{
+		{report("random", 0), "seed 1 · mode random · 80 schedules per target"},
+		{report("exhaustive", 698), "seed 1 · mode exhaustive · 80 of 698 schedules, sampled evenly"},
+		{report("exhaustive", 698, 698), "seed 1 · mode exhaustive · 80 of 698 schedules per target, sampled evenly"},
+		{report("exhaustive", 698, 0, 1203, 311), "seed 1 · mode exhaustive · at most 80 schedules per target, sampled evenly from lists of 698, 1203 and 311"},
+		{report("exhaustive", 0), "seed 1 · mode exhaustive · at most 80 schedules per target"},
+	} {
+		if got := tc.r.campaignLine(); got != tc.want {
+			t.Errorf("campaignLine = %q, want %q", got, tc.want)
+		}
+	}
+}
+
 func TestHeadline(t *testing.T) {
 	for _, tc := range []struct {
 		c    Case
 		want string
 	}{
-		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "same-state", Detail: "\n  differs:\n-a\n+b"}}}, "same-state: differs:"},
+		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "same-state", Detail: "\n  differs:\n-a\n+b"}}}, "same-state: differs: -a; +b"},
+		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "same-result", Detail: "the result differs (-golden +faulty):\n" +
+			strings.Repeat("x", 200) + "\n" + strings.Repeat("-y\n", 40)}}}, "same-result: the result differs (-golden +faulty): " + strings.Repeat("x", 200) + "; and 40 more lines"},
+		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "same-result", Detail: "differs:\n" + strings.Repeat("-y\n", 60)}}},
+			"same-result: differs: -y" + strings.Repeat("; -y", 39) + "; and 20 more lines"},
+		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "p", Detail: strings.Repeat("long ", 100) + "\nnext"}}}, "p: " + strings.Repeat("long ", 99) + "long"},
 		{Case{Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: "a", Detail: "x"}, {Property: "b"}, {Property: "c"}}}, "a: x (+2 more)"},
 		{Case{Verdict: oracle.Unknown, Reason: "hung\nat beat 4"}, "unknown: hung"},
 		{Case{Verdict: oracle.Unknown}, "unknown: no reason given"},
@@ -204,7 +236,7 @@ func TestHeadlines(t *testing.T) {
 	r := randomReport(t)
 	v := mustView(t, r)
 	total, targets := v.totals, v.targets
-	if got, want := failedLine(&total, targets), "7 cases failed across 1 target"; got != want {
+	if got, want := failedLine(&total, targets, nil), "7 cases failed across 1 target"; got != want {
 		t.Errorf("failedLine = %q, want %q", got, want)
 	}
 	if got, want := totalsLine(&total, len(targets)), "1500 cases over 1 target: 1493 passed (0 detected), 7 failed, 0 unknown"; got != want {
@@ -216,10 +248,40 @@ func TestHeadlines(t *testing.T) {
 	demo := demoReport(t)
 	v = mustView(t, demo)
 	total, targets = v.totals, v.targets
-	if got := failedLine(&total, targets); !regexp.MustCompile(`^\d+ cases failed across 7 of 9 targets; \d+ could not be decided$`).MatchString(got) {
+	if got := failedLine(&total, targets, nil); !regexp.MustCompile(`^\d+ cases failed across 7 of 9 targets; \d+ could not be decided$`).MatchString(got) {
 		t.Errorf("failedLine of the demo = %q", got)
 	}
 	if got := verdictLine(&targets[0].Stats); got != "all 245 cases passed" {
 		t.Errorf("verdictLine of a target that passed = %q", got)
+	}
+}
+
+// With the targets meant to fail named, the headline counts their failures apart: a demo whose
+// variants fail as they should does not read as a campaign gone wrong.
+func TestHeadlineOfTargetsMeantToFail(t *testing.T) {
+	views := func(failed ...int) ([]*targetView, *Stats) {
+		var out []*targetView
+		var total Stats
+		for i, f := range failed {
+			out = append(out, &targetView{TargetSummary: TargetSummary{Target: fmt.Sprint("t", i), Stats: Stats{Cases: 100, Failed: f, Passed: 100 - f}}})
+			total.Cases, total.Failed = total.Cases+100, total.Failed+f
+		}
+		return out, &total
+	}
+	for _, tc := range []struct {
+		failed []int
+		expect []string
+		want   string
+	}{
+		{[]int{0, 40, 3}, []string{"t1", "t2"}, "43 cases failed across 2 of 3 targets, all of them in the 2 targets meant to fail (each carries a bug on purpose); the other target, meant to pass, failed none"},
+		{[]int{0, 0, 40, 3}, []string{"t2", "t3"}, "43 cases failed across 2 of 4 targets, all of them in the 2 targets meant to fail (each carries a bug on purpose); the 2 other targets, meant to pass, failed none"},
+		{[]int{5, 40, 3}, []string{"t1", "t2"}, "48 cases failed across 3 targets, 43 of them in the 2 targets meant to fail (each carries a bug on purpose) and 5 in targets meant to pass"},
+		{[]int{0, 40, 0}, []string{"t1", "t2"}, "40 cases failed across 1 of 3 targets, all of them in the 2 targets meant to fail (each carries a bug on purpose); the other target, meant to pass, failed none; 1 of the 2 targets meant to fail failed no case"},
+		{[]int{0, 40}, nil, "40 cases failed across 1 of 2 targets"},
+	} {
+		targets, total := views(tc.failed...)
+		if got := failedLine(total, targets, tc.expect); got != tc.want {
+			t.Errorf("failedLine(%v, expecting %v) =\n%s\nwant\n%s", tc.failed, tc.expect, got, tc.want)
+		}
 	}
 }

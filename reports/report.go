@@ -10,8 +10,13 @@ import (
 	"github.com/spf13/afero"
 )
 
-// Schema names the version of the report format this package reads and writes.
-const Schema = "chaoskit.report/v1"
+// Schema names the version of the report format this package reads and writes. Version 2 added
+// the trailer (see Trailer); a report of version 1, which has none, is refused, naming its
+// version.
+const Schema = "chaoskit.report/v2"
+
+// schemaV1 is the version before the trailer.
+const schemaV1 = "chaoskit.report/v1"
 
 // Report is a campaign's results: the stable contract between chaoskit and the tools that read
 // its output. Every field except those ending in _ms is a pure function of the targets, the seed
@@ -52,6 +57,10 @@ type Options struct {
 	// Commands describes the targets that are commands run as processes (chaoskit run --exec),
 	// so that a resumed run, a merge and a replay run them the same way.
 	Commands []Command `json:"commands,omitempty"`
+	// ExpectFail names the targets meant to fail, each carrying a bug on purpose (the demo's
+	// variants): the renderings' headline counts their failures apart from the others'. It
+	// changes nothing else: not the verdicts, the exit code or a gate.
+	ExpectFail []string `json:"expect_fail,omitempty"`
 }
 
 // Command is a target that is a command run as a process: what it runs and how.
@@ -83,10 +92,14 @@ type Summary struct {
 
 // TargetSummary totals one target's cases, overall and per fault kind.
 type TargetSummary struct {
-	Target      string           `json:"target"`
-	GoldenBeats int              `json:"golden_beats"` // beats of the uninterrupted run
-	Stats                        // totals over every case of the target
-	ByFault     map[string]Stats `json:"by_fault"` // totals over the cases whose schedule has that kind
+	Target      string `json:"target"`
+	GoldenBeats int    `json:"golden_beats"` // beats of the uninterrupted run
+	// Schedules is, in an exhaustive campaign whose Options.Cases sampled the target's
+	// schedules, how many its whole exhaustive list holds (its cases are that many at most);
+	// 0 otherwise.
+	Schedules int              `json:"schedules,omitempty"`
+	Stats                      // totals over every case of the target
+	ByFault   map[string]Stats `json:"by_fault"` // totals over the cases whose schedule has that kind
 	// NoCase lists the fault kinds the campaign asked for (Options.Faults) of which the target has
 	// no case at all, in the order asked: nothing was decided about them (a kind with no beat
 	// where it applies, say). A report of one shard leaves it empty: the other shards may hold

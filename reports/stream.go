@@ -3,6 +3,7 @@ package reports
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,7 @@ import (
 
 // This file reads and writes report.json a case at a time, so that a report of a million cases
 // never needs them all in memory: WriteJSON writes what Marshal would, and a Reader reads it
-// back, its head (everything but the cases) first.
+// back, its head (everything but the cases) first, checking it against its trailer (trailer.go).
 
 // casesKey is how the field of the cases starts in the indented encoding of a report: a field
 // of the top-level object, which alone sits at an indent of two spaces.
@@ -20,7 +21,9 @@ const casesKey = "\n  \"cases\": "
 
 // WriteJSON writes r as indented JSON with a trailing newline, its cases read one at a time
 // (see Each): the same bytes as encoding/json's indented encoding of r with every case in
-// Cases. It returns the first error, of reading a case or of writing.
+// Cases, and then, as the object's last field, its trailer (see Trailer), which holds the number
+// of cases and the SHA-256 of every byte before it, so that a reader can tell a whole report
+// from one cut short or altered. It returns the first error, of reading a case or of writing.
 func (r *Report) WriteJSON(w io.Writer) error {
 	head := *r
 	head.Cases, head.Source = nil, nil
@@ -36,7 +39,13 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		panic("reports: the encoding of a report has no cases field")
 	}
 	before, after := b[:at+len(casesKey)], b[at+len(casesKey)+len("null"):]
-	bw := bufio.NewWriterSize(w, 64<<10)
+	after, ok := bytes.CutSuffix(after, []byte("\n}\n"))
+	if !ok {
+		panic("reports: the encoding of a report does not end its object on a line of its own")
+	}
+	out := bufio.NewWriterSize(w, 64<<10)
+	sum := sha256.New()
+	bw := io.MultiWriter(out, sum) // everything before the trailer, which holds its digest
 	bw.Write(before)
 	n := 0
 	var line, indented bytes.Buffer
@@ -50,12 +59,12 @@ func (r *Report) WriteJSON(w io.Writer) error {
 		if err := json.Indent(&indented, bytes.TrimSuffix(line.Bytes(), []byte{'\n'}), "    ", "  "); err != nil {
 			return fmt.Errorf("encoding case %s: %w", c.ID, err)
 		}
+		sep := ",\n    "
 		if n == 0 {
-			bw.WriteString("[\n    ")
-		} else {
-			bw.WriteString(",\n    ")
+			sep = "[\n    "
 		}
 		n++
+		io.WriteString(bw, sep)
 		_, err := bw.Write(indented.Bytes())
 		return err
 	})
@@ -64,39 +73,57 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	}
 	switch {
 	case n > 0:
-		bw.WriteString("\n  ]")
+		io.WriteString(bw, "\n  ]")
 	case r.Source == nil && r.Cases != nil:
-		bw.WriteString("[]")
+		io.WriteString(bw, "[]")
 	default:
-		bw.WriteString("null")
+		io.WriteString(bw, "null")
 	}
 	bw.Write(after)
-	return bw.Flush()
+	io.WriteString(bw, ",\n")
+	if err := writeTrailer(out, n, sum.Sum(nil)); err != nil {
+		return err
+	}
+	return out.Flush()
 }
 
 // Reader reads a report case by case: Head is the report without its cases, and Next returns
 // them one at a time. It reads the reports chaoskit writes, whose fields other than the cases'
-// wall-clock time come before the cases.
+// wall-clock time and the trailer come before the cases. Next returns io.EOF only once it has
+// read the whole report and checked it against its trailer: the count of its cases and the
+// SHA-256 of its bytes; a report cut short or altered is an error wrapping ErrDamaged instead.
 type Reader struct {
 	// Head is the report without its cases. Its DurationMs, which follows the cases, is set
 	// once Next has returned io.EOF.
 	Head *Report
 
 	dec    *json.Decoder
+	hashed *hashingReader
 	closer io.Closer
 	path   string
 	array  bool // the cases are an array, not null
 	cases  bool // the array of cases is still open
+	closed bool // the report's object has been read to its end
 	done   bool
+	n      int // the cases read
 }
 
-// OpenReport opens the report at path for reading case by case. Errors name the file.
+// OpenReport opens the report at path for reading case by case, having verified the whole file
+// against its trailer (see Verify): a report cut short or altered is refused before any of it
+// is read, with an error wrapping ErrDamaged. Errors name the file.
 func OpenReport(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("loading report: %w", err)
 	}
 	rd, err := NewReader(bufio.NewReaderSize(f, 64<<10))
+	if err == nil || errors.Is(err, errMalformed) || errors.Is(err, ErrDamaged) {
+		// Whether the head reads or not, a file that is not whole says so first; one that is
+		// not a report of this schema at all says that.
+		if _, verr := verifyFile(f); verr != nil {
+			err = verr
+		}
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("loading report %s: %w", path, err)
@@ -107,17 +134,18 @@ func OpenReport(path string) (*Reader, error) {
 
 // NewReader starts reading a report from rd, reading its head; see Reader.
 func NewReader(rd io.Reader) (*Reader, error) {
-	dec := json.NewDecoder(rd)
+	hashed := newHashingReader(rd)
+	dec := json.NewDecoder(hashed)
 	dec.DisallowUnknownFields()
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, fmt.Errorf("not a chaoskit report: %w", cmpErr(err, "not a JSON object"))
+		return nil, notReport(cmpErr(err, "not a JSON object"))
 	}
 	fields := map[string]json.RawMessage{}
-	r := &Reader{dec: dec}
+	r := &Reader{dec: dec, hashed: hashed}
 	for dec.More() {
 		key, err := r.key()
 		if err != nil {
-			return nil, fmt.Errorf("not a chaoskit report: %w", err)
+			return nil, notReport(err)
 		}
 		if key == "cases" {
 			r.cases = true
@@ -125,9 +153,15 @@ func NewReader(rd io.Reader) (*Reader, error) {
 		}
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			return nil, fmt.Errorf("not a chaoskit report: %w", err)
+			return nil, notReport(err)
 		}
 		fields[key] = v
+	}
+	if !r.cases { // an object without cases, which chaoskit never writes: it ends here
+		if _, err := dec.Token(); err != nil {
+			return nil, notReport(err)
+		}
+		r.closed = true
 	}
 	var schema *string
 	if raw, ok := fields["schema"]; ok {
@@ -138,6 +172,8 @@ func NewReader(rd io.Reader) (*Reader, error) {
 		return nil, errors.New(`not a chaoskit report: no "schema" field before its cases`)
 	case schema == nil:
 		return nil, errors.New(`not a chaoskit report: no "schema" field`)
+	case *schema == schemaV1:
+		return nil, fmt.Errorf("report schema is %q; this chaoskit reads %q (a v1 report has no trailer to verify it by: run its campaign again)", *schema, Schema)
 	case *schema != Schema:
 		return nil, fmt.Errorf("report schema is %q; this chaoskit reads %q", *schema, Schema)
 	}
@@ -206,6 +242,7 @@ func (r *Reader) next() (*Case, error) {
 	if err := r.dec.Decode(c); err != nil {
 		return nil, malformed(err)
 	}
+	r.n++
 	return c, nil
 }
 
@@ -216,6 +253,7 @@ func (r *Reader) tail() error {
 		return io.EOF
 	}
 	fields := map[string]json.RawMessage{}
+	var keys []string
 	for r.dec.More() {
 		key, err := r.key()
 		if err != nil {
@@ -229,17 +267,31 @@ func (r *Reader) tail() error {
 			return malformed(err)
 		}
 		fields[key] = v
+		keys = append(keys, key)
 	}
-	if _, err := r.dec.Token(); err != nil { // the closing brace
-		return malformed(err)
+	if !r.closed {
+		if _, err := r.dec.Token(); err != nil { // the closing brace
+			return malformed(err)
+		}
 	}
 	if _, err := r.dec.Token(); err != io.EOF {
 		return malformed(errors.New("data after the report"))
 	}
-	for key := range fields {
-		if key != "duration_ms" { // chaoskit writes every other field before the cases
-			return malformed(fmt.Errorf("%q after the cases: only duration_ms may follow them", key))
+	for i, key := range keys {
+		switch {
+		case key == "trailer" && i == len(keys)-1:
+		case key == "trailer":
+			return damaged("its trailer is not its last field")
+		case key != "duration_ms": // chaoskit writes every other field before the cases
+			return malformed(fmt.Errorf("%q after the cases: only duration_ms and the trailer may follow them", key))
 		}
+	}
+	t, err := r.hashed.trailer()
+	if err != nil {
+		return err
+	}
+	if r.n != t.Cases {
+		return damaged(fmt.Sprintf("it holds %s, its trailer says %d", Count(r.n, "case"), t.Cases))
 	}
 	if d, ok := fields["duration_ms"]; ok {
 		if err := json.Unmarshal(d, &r.Head.DurationMs); err != nil {
@@ -264,7 +316,27 @@ func decodeFields(fields map[string]json.RawMessage, r *Report) error {
 	return nil
 }
 
-func malformed(err error) error { return fmt.Errorf("malformed %s report: %w", Schema, err) }
+// notReport is the error of reading what is not a report's head, or, when the reading met the end
+// of the input first, of a report cut short.
+func notReport(err error) error {
+	if cut(err) {
+		return damaged("it ends before its trailer")
+	}
+	return fmt.Errorf("not a chaoskit report: %w", err)
+}
+
+// cut reports whether err is of meeting the end of the input in the middle of a report.
+func cut(err error) bool { return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) }
+
+// errMalformed is wrapped by the error of a report that is not well formed.
+var errMalformed = errors.New("malformed " + Schema + " report")
+
+func malformed(err error) error {
+	if cut(err) {
+		return damaged("it ends before its trailer")
+	}
+	return fmt.Errorf("%w: %w", errMalformed, err)
+}
 
 // cmpErr returns err, or an error saying what when err is nil.
 func cmpErr(err error, what string) error {

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/chaoskit/chaoskit/reports"
 )
 
 // Every bad flag, target, fault name, schedule, gate, shard and file exits 2 with one line of
@@ -22,7 +26,9 @@ func TestBadInput(t *testing.T) {
 	garbage := write("garbage.json", "this is not json")
 	noSchema := write("noschema.json", `{"seed": 1}`)
 	v0 := write("v0.json", `{"schema": "chaoskit.report/v0", "seed": 1}`)
-	unknownField := write("unknown.json", `{"schema": "chaoskit.report/v1", "seed": 1, "colour": "red"}`)
+	v1 := write("v1.json", `{"schema": "chaoskit.report/v1", "seed": 1, "cases": []}`)
+	unknownField := write("unknown.json", sealed("{\n  \"schema\": \""+reports.Schema+"\",\n  \"seed\": 1,\n  \"colour\": \"red\",\n  \"cases\": []\n}\n"))
+	unsealed := write("unsealed.json", "{\n  \"schema\": \""+reports.Schema+"\",\n  \"seed\": 1,\n  \"cases\": []\n}\n")
 	missing := filepath.Join(dir, "missing.json")
 	run := []string{"run", "--out", filepath.Join(dir, "out"), "--target", "reference", "--faults", "kill"}
 	report := filepath.Join(f.dir, "report.json")
@@ -45,9 +51,15 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--faults", "kill"}, "run needs --target"},
 		{append(run, "--target", ""), `invalid value "" for flag -target: empty name`},
 		{append(run, "--seed", "-1"), `invalid value "-1" for flag -seed`},
-		{append(run, "--cases", "-1"), "--cases -1: want a count of 0 or more"},
+		{append(run, "--cases", "-1"), "--cases -1: want 1 or more"},
+		{append(run, "--mode", "random", "--cases", "0"), "--cases 0: want 1 or more (leave --cases out for the default"},
+		{append(run, "--cases", "0"), "--cases 0: want 1 or more"},
+		{[]string{"run", "--exec", "true", "--env", "NOEQUALS", "--out", dir}, `--env "NOEQUALS": want KEY=VALUE`},
+		{[]string{"run", "--exec", "true", "--env", "=x", "--out", dir}, `--env "=x": want KEY=VALUE`},
+		{[]string{"run", "--resume", dir}, "--resume " + dir + ": it holds no journal (cases.jsonl) to resume; to start the campaign there, give its --target or --exec"},
 		{append(run, "--mode", "random", "--cases", "99999999999"), "--cases 99999999999: at most 1000000 per target"},
-		{append(run, "--workers", "-2"), "--workers -2: want a count of 0 or more"},
+		{append(run, "--workers", "-2"), "--workers -2: want 1 or more"},
+		{append(run, "--workers", "0"), "--workers 0: want 1 or more (leave --workers out for one per CPU)"},
 		{append(run, "--mode", "sideways"), `--mode: unknown mode "sideways"`},
 		{append(run, "--depth", "3"), "--depth 3: want 1 (one fault a case) or 2 (also a kill, then a power cut during the recovery)"},
 		{append(run, "--depth", "2", "--mode", "random"), "--depth 2 is for --mode exhaustive"},
@@ -107,8 +119,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"replay", "--case", "x", missing}, "missing.json: no such file or directory"},
 		{[]string{"replay", "--case", "x", garbage}, "garbage.json: not a chaoskit report"},
 		{[]string{"replay", "--case", "x", noSchema}, `noschema.json: not a chaoskit report: no "schema" field`},
-		{[]string{"replay", "--case", "x", v0}, `v0.json: report schema is "chaoskit.report/v0"; this chaoskit reads "chaoskit.report/v1"`},
+		{[]string{"replay", "--case", "x", v0}, `v0.json: report schema is "chaoskit.report/v0"; this chaoskit reads "` + reports.Schema + `"`},
 		{[]string{"replay", "--case", "x", unknownField}, `unknown field "colour"`},
+		{[]string{"replay", "--case", "x", unsealed}, "unsealed.json: truncated or altered: it does not end with the trailer"},
+		{[]string{"gate", "--baseline", v1, report}, `v1.json: report schema is "chaoskit.report/v1"; this chaoskit reads "` + reports.Schema + `" (a v1 report has no trailer to verify it by: run its campaign again)`},
 		{[]string{"replay", "--case", "reference/act-then-save:kill@100000", report}, `no case "reference/act-then-save:kill@100000" in `},
 		{[]string{"gate", "--baseline", v0, report}, `v0.json: report schema is "chaoskit.report/v0"`},
 		{[]string{"gate", "--baseline", report, garbage}, "garbage.json: not a chaoskit report"},
@@ -134,6 +148,13 @@ func TestBadInput(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "out")); err == nil {
 		t.Error("a refused run wrote its report directory")
 	}
+}
+
+// sealed returns a report's JSON object, on indented lines as chaoskit writes them, with the
+// trailer reports.Trailer documents.
+func sealed(body string) string {
+	body = strings.TrimSuffix(body, "\n}\n") + ",\n"
+	return fmt.Sprintf("%s  \"trailer\": {\"cases\": 0, \"sha256\": \"%x\"}\n}\n", body, sha256.Sum256([]byte(body)))
 }
 
 // Resuming with the same parameters, all of them or none, is fine.

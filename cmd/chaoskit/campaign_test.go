@@ -97,6 +97,7 @@ func TestShardsMergeIntoTheUnshardedReport(t *testing.T) {
 	}{
 		{[]string{"--target", "reference/act-then-save,reference", "--faults", "kill,power,diskfull", "--mode", "exhaustive"}, []string{"1/3", "2/3", "3/3"}},
 		{[]string{"--target", "reference/no-fsync,reference", "--faults", "storage", "--mode", "random", "--cases", "30"}, []string{"2/2", "1/2"}},
+		{[]string{"--target", "reference/act-then-save,reference", "--faults", "kill", "--mode", "exhaustive", "--cases", "50"}, []string{"1/2", "2/2"}},
 	} {
 		whole := campaignDir(t, tc.campaign...)
 		dir := t.TempDir()

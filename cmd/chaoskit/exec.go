@@ -66,6 +66,11 @@ func (f *execFlags) commands(set map[string]bool) ([]reports.Command, error) {
 	if len(f.names) > len(f.exec) {
 		return nil, usagef("%d --name for %d --exec", len(f.names), len(f.exec))
 	}
+	for _, e := range f.env {
+		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
+			return nil, usagef("--env %q: want KEY=VALUE", e)
+		}
+	}
 	var out []reports.Command
 	for i, line := range f.exec {
 		argv, err := splitCommand(line)

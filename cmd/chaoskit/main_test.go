@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -35,18 +36,23 @@ func wantIn(t *testing.T, what, out string, wants ...string) {
 // msField matches a wall-clock field of a report, to drop it before comparing.
 var msField = regexp.MustCompile(`(?m)^\s*"[a-z_]*_ms": [0-9.e+-]+,?\n`)
 
-// withoutMs returns a report file's content without its wall-clock fields and its provenance
-// (the command line that made it: a resumed or merged run's differs).
+// trailer matches a report's trailer, whose checksum covers the wall-clock fields too.
+var trailer = regexp.MustCompile(`(?m)^  "trailer": .*\n`)
+
+// withoutMs returns a report file's content without its wall-clock fields, its trailer (which
+// holds a checksum of them) and its provenance (the command line that made it: a resumed or
+// merged run's differs).
 func withoutMs(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(b, []byte(`"duration_ms"`)) || !bytes.Contains(b, []byte(`"provenance"`)) {
-		t.Fatalf("%s has no wall-clock field or provenance to drop: a comparison would prove nothing", path)
+	if !bytes.Contains(b, []byte(`"duration_ms"`)) || !bytes.Contains(b, []byte(`"provenance"`)) || !trailer.Match(b) {
+		t.Fatalf("%s has no wall-clock field, provenance or trailer to drop: a comparison would prove nothing", path)
 	}
 	b = provenance.ReplaceAll(b, nil)
+	b = trailer.ReplaceAll(b, nil)
 	return msField.ReplaceAllString(string(b), "")
 }
 
@@ -155,5 +161,13 @@ func TestDemo(t *testing.T) {
 		if c.Verdict == oracle.Fail && (len(c.Violations) == 0 || c.Repro != "chaoskit replay --target "+c.Target+" --seed 7 --schedule '"+c.Schedule+"'") {
 			t.Fatalf("case %s: violations %v repro %q", c.ID, c.Violations, c.Repro)
 		}
+	}
+	// The pages say that the failures are the variants', meant to fail.
+	if len(rep.Options.ExpectFail) != 5 || slices.Contains(rep.Options.ExpectFail, "reference") {
+		t.Errorf("the targets meant to fail: %v", rep.Options.ExpectFail)
+	}
+	for _, name := range []string{"summary.md", "report.html"} {
+		b, _ := os.ReadFile(filepath.Join(dir, name))
+		wantIn(t, name, string(b), "of 6 targets, all of them in the 5 targets meant to fail (each carries a bug on purpose); the other target, meant to pass, failed none")
 	}
 }

@@ -48,7 +48,7 @@ func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 	f.exec = addExecFlags(fs)
 	f.faults = fs.String("faults", "storage", "the fault kinds, or families (storage, fleet, tool, model, all), with commas")
 	f.mode = fs.String("mode", "exhaustive", "exhaustive (every fault at every beat) or random")
-	f.cases = fs.Int("cases", 0, "random mode: schedules per target (default 100); exhaustive mode: at most this many (default all)")
+	f.cases = fs.Int("cases", 0, "random mode: schedules per target (default 100); exhaustive mode: at most this many (default all); 1 or more")
 	f.depth = fs.Int("depth", 1, "exhaustive mode: 2 also runs a kill at each beat followed by a power cut at each beat of the recovery")
 	f.seed = fs.Uint64("seed", 1, "the campaign's seed")
 	f.shard = fs.String("shard", "", "run only shard I/N: the cases whose index is I-1 modulo N")
@@ -67,6 +67,9 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 	targets := slices.Clone(f.targets)
 	for _, cmd := range commands {
 		targets = append(targets, cmd.Name)
+	}
+	if f.set["cases"] && *f.cases < 1 {
+		return nil, usagef("--cases %d: want 1 or more (leave --cases out for the default: 100 random schedules per target, or every exhaustive one)", *f.cases)
 	}
 	faults, mode, cases, depth, seed, shard, restart, backoff := *f.faults, *f.mode, *f.cases, *f.depth, *f.seed, *f.shard, *f.restart, *f.backoff
 	if backoff == harness.DefaultBackoff.String() {
@@ -125,13 +128,13 @@ func runRun(c *cli, args []string) error {
 	if err := noPositional("run", pos); err != nil {
 		return err
 	}
-	if *workers < 0 {
-		return usagef("--workers %d: want a count of 0 or more", *workers)
+	cf.set = setFlags(fset)
+	if cf.set["workers"] && *workers < 1 {
+		return usagef("--workers %d: want 1 or more (leave --workers out for one per CPU)", *workers)
 	}
 	if *out == "" {
 		return usagef("--out is empty: name the report directory")
 	}
-	cf.set = setFlags(fset)
 	dir := *out
 	var camp *campaign.Campaign
 	var resumed *campaign.JournalState
@@ -176,8 +179,13 @@ func (c *cli) resumption(dir string, cf *campaignFlags) (*campaign.Campaign, *ca
 		if fi, err := c.fs.Stat(dir); err != nil || !fi.IsDir() {
 			return nil, nil, usagef("--resume %s: no such report directory", dir)
 		}
-		fmt.Fprintf(c.stderr, "chaoskit: %s has no journal: running the campaign from its start\n", dir)
+		if !cf.set["target"] && !cf.execSet() {
+			return nil, nil, usagef("--resume %s: it holds no journal (%s) to resume; to start the campaign there, give its --target or --exec and its other flags", dir, filepath.Base(path))
+		}
 		camp, err := cf.campaign(nil)
+		if err == nil {
+			fmt.Fprintf(c.stderr, "chaoskit: %s holds no journal: running the campaign from its start\n", dir)
+		}
 		return camp, nil, err
 	}
 	if err != nil {

@@ -407,3 +407,70 @@ func TestGateThatComparesNothing(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
+
+// --resume on a directory that holds no journal (a run killed before it wrote one) starts the
+// campaign its flags describe there, saying so in one line; without a target it is refused (see
+// TestBadInput).
+func TestResumeWithoutAJournalStartsTheCampaign(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := chaoskit(t, "run", "--resume", dir, "--target", "reference", "--faults", "kill", "--format", "json")
+	if code != exitOK || errOut != "chaoskit: "+dir+" holds no journal: running the campaign from its start\n" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if rep := loadDir(t, dir); len(rep.Cases) == 0 {
+		t.Error("no cases in the report")
+	}
+}
+
+// The printed summary sums each problem up on one line that cuts nothing short: a detail whose
+// first line announces a diff is followed by the diff's first lines, not left hanging at its
+// colon, and a long line is printed whole.
+func TestPrintedProblemsCutNothing(t *testing.T) {
+	long := `create_po {"vendor":"Acme Freight","lines":[` + strings.Repeat(`{"sku":"pallet","qty":12},`, 8) + `]} applied 2× (golden 1×)`
+	problems := []*reports.Case{
+		{Target: "t", Schedule: "kill@3", Verdict: oracle.Fail, Repro: "chaoskit replay ...", Violations: []oracle.Violation{
+			{Property: "same-result", Detail: "the result differs from the golden run's (-golden +faulty):\n.Outputs[2]: -\"a-1\" +\"a-2\""}}},
+		{Target: "t", Schedule: "kill@4", Verdict: oracle.Fail, Repro: "chaoskit replay ...", Violations: []oracle.Violation{
+			{Property: "no-duplicate-effects", Detail: long}}},
+	}
+	var b strings.Builder
+	printProblems(&b, problems)
+	wantIn(t, "the problems", b.String(),
+		"  t kill@3: same-result: the result differs from the golden run's (-golden +faulty): .Outputs[2]: -\"a-1\" +\"a-2\"\n",
+		"  t kill@4: no-duplicate-effects: "+long+"\n")
+	if strings.Contains(b.String(), "…") {
+		t.Errorf("a line is cut short:\n%s", b.String())
+	}
+}
+
+// An exhaustive campaign capped with --cases says of how many schedules each target's cases are a
+// sample: the count of its whole list, which an uncapped run runs.
+func TestCappedCampaignSaysOfHowMany(t *testing.T) {
+	whole := loadDir(t, campaignDir(t, "--target", "reference", "--faults", "kill", "--mode", "exhaustive").dir)
+	capped := campaignDir(t, "--target", "reference", "--faults", "kill", "--mode", "exhaustive", "--cases", "50")
+	rep := loadDir(t, capped.dir)
+	n := len(whole.Cases)
+	if len(rep.Cases) != 50 || rep.Summary.Targets[0].Schedules != n || whole.Summary.Targets[0].Schedules != 0 {
+		t.Fatalf("%d cases of %d schedules; the whole campaign's %d (schedules %d)", len(rep.Cases), rep.Summary.Targets[0].Schedules, n, whole.Summary.Targets[0].Schedules)
+	}
+	md, err := os.ReadFile(filepath.Join(capped.dir, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantIn(t, "summary.md", string(md), fmt.Sprintf("mode exhaustive · 50 of %d schedules, sampled evenly", n))
+	// Shards of it merge into a report that says so too.
+	dir := t.TempDir()
+	var shards []string
+	for _, s := range []string{"1/2", "2/2"} {
+		out := filepath.Join(dir, "shard"+s[:1])
+		shards = append(shards, out)
+		if code, _, errOut := chaoskit(t, "run", "--target", "reference", "--faults", "kill", "--mode", "exhaustive", "--cases", "50", "--shard", s, "--format", "json", "--out", out); code != exitOK {
+			t.Fatalf("shard %s: exit %d: %s", s, code, errOut)
+		}
+	}
+	merged := filepath.Join(dir, "merged")
+	if code, _, errOut := chaoskit(t, append([]string{"merge", "--format", "json", "--out", merged}, shards...)...); code != exitOK {
+		t.Fatalf("merge: exit %d: %s", code, errOut)
+	}
+	sameReport(t, filepath.Join(capped.dir, "report.json"), filepath.Join(merged, "report.json"))
+}

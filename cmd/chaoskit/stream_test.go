@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,31 +59,97 @@ func syntheticReport(t *testing.T, n int, shard string) string {
 	return path
 }
 
-// gate and replay --case read a report's summary and no case (gate), or its cases one at a time
-// up to the one replayed (replay): a report damaged in its cases after that one still gates and
-// replays, and only a case that is not there reads through to the damage.
-func TestGateAndReplayReadNoCaseTheyDoNotNeed(t *testing.T) {
-	path := syntheticReport(t, 400, "")
+// damage writes, each into a directory of its own under dir, the report.json at path cut short at
+// ten points (from its first byte to its last newline) and altered in one byte of its summary
+// and one of its cases, each altered report still well formed, saying something else, and
+// returns the report.json files written.
+func damage(t *testing.T, path, dir string) []string {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	damaged := filepath.Join(t.TempDir(), "report.json")
-	if err := os.WriteFile(damaged, []byte(strings.Replace(string(b), `"index": 300,`, `"index": "three hundred",`, 1)), 0o644); err != nil {
-		t.Fatal(err)
+	n := len(b)
+	var versions [][]byte
+	for _, cut := range []int{1, n / 8, n / 4, 3 * n / 8, n / 2, 5 * n / 8, 3 * n / 4, 7 * n / 8, n - 40, n - 1} {
+		versions = append(versions, b[:cut])
 	}
-	for _, p := range []string{path, damaged} {
-		if code, out, errOut := chaoskit(t, "gate", "--gate", "cases==400,failed==0", "--baseline", p, p); code != exitOK ||
-			!strings.Contains(out, "no regression against") || !strings.Contains(out, "gate held: 4 comparisons") {
-			t.Errorf("gate %s: exit %d\n%s%s", p, code, out, errOut)
+	// The last digit of the first count of failures (in the summary), and the first duplicate
+	// of a case: either changed, the report still reads, and says something else.
+	failed := bytes.Index(b, []byte(`"failed": `)) + len(`"failed": `)
+	for b[failed+1] >= '0' && b[failed+1] <= '9' {
+		failed++
+	}
+	dup := bytes.Index(b, []byte(`"cases": [`))
+	dup += bytes.Index(b[dup:], []byte(`"duplicates": 1`)) + len(`"duplicates": `)
+	for _, at := range []int{failed, dup} {
+		v := bytes.Clone(b)
+		v[at] = '0' + (v[at]-'0'+1)%10
+		if !json.Valid(v) {
+			t.Fatalf("the report altered at byte %d is not JSON: a test of the checksum would prove nothing", at)
 		}
-		if code, out, errOut := chaoskit(t, "replay", "--case", syntheticID, p); code == exitUsage || !strings.Contains(out, "verdict") {
-			t.Errorf("replay --case %s: exit %d\n%s%s", p, code, out, errOut)
+		versions = append(versions, v)
+	}
+	var out []string
+	for i, v := range versions {
+		d := filepath.Join(dir, fmt.Sprint("damaged", i))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(d, "report.json")
+		if err := os.WriteFile(p, v, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// A report cut short anywhere, or with one byte changed, is never judged: gate (the report, or
+// either side of --baseline), merge (any of its shards) and replay --case refuse it, exit 2,
+// with one line naming its file; merge writes nothing.
+func TestDamagedReportsAreRefused(t *testing.T) {
+	whole := campaignDir(t, actThenSave...)
+	good := filepath.Join(whole.dir, "report.json")
+	dir := t.TempDir()
+	var shards []string
+	for _, s := range []string{"1/2", "2/2"} {
+		out := filepath.Join(dir, "shard"+s[:1])
+		shards = append(shards, out)
+		if code, _, errOut := chaoskit(t, append([]string{"run", "--shard", s, "--out", out, "--format", "json"}, actThenSave...)...); code != exitFail {
+			t.Fatalf("shard %s: exit %d: %s", s, code, errOut)
 		}
 	}
-	code, _, errOut := chaoskit(t, "replay", "--case", "reference:kill@99999", damaged)
-	if code != exitUsage || !strings.Contains(errOut, damaged+": malformed") || strings.Count(errOut, "\n") != 1 {
-		t.Errorf("replay --case of a case past the damage: exit %d, stderr %q", code, errOut)
+	rep := loadDir(t, whole.dir)
+	id := rep.Cases[len(rep.Cases)/2].ID
+	refused := func(bad string, args ...string) {
+		t.Helper()
+		code, out, errOut := chaoskit(t, args...)
+		if code != exitUsage || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, bad+": ") ||
+			!strings.Contains(errOut, "truncated or altered") && !strings.Contains(errOut, "not a chaoskit report") {
+			t.Errorf("chaoskit %q: exit %d, stderr %q; want exit 2 and one line naming %s\n%s", args, code, errOut, bad, out)
+		}
+	}
+	for _, bad := range damage(t, good, filepath.Join(dir, "whole")) {
+		refused(bad, "gate", "--gate", "failed==0", bad)
+		refused(bad, "gate", "--gate", "failed==0", filepath.Dir(bad))
+		refused(bad, "gate", "--baseline", bad, good)
+		refused(bad, "gate", "--baseline", good, bad)
+		refused(bad, "replay", "--case", id, bad)
+	}
+	for _, bad := range damage(t, filepath.Join(shards[1], "report.json"), filepath.Join(dir, "shard2")) {
+		merged := filepath.Join(dir, "merged")
+		refused(bad, "merge", "--out", merged, shards[0], filepath.Dir(bad))
+		if _, err := os.Stat(merged); err == nil {
+			t.Fatalf("merge of a damaged shard wrote %s", merged)
+		}
+	}
+	// The undamaged ones are judged.
+	if code, _, errOut := chaoskit(t, "gate", "--baseline", good, "--gate", "failed<=30", good); code != exitOK {
+		t.Errorf("gate of the report whole: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := chaoskit(t, append([]string{"merge", "--out", filepath.Join(dir, "merged")}, shards...)...); code != exitFail {
+		t.Errorf("merge of the shards whole: exit %d: %s", code, errOut)
 	}
 }
 

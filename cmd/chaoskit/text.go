@@ -87,21 +87,13 @@ func targetVerdict(t *reports.TargetSummary) string {
 // problemsShown is how many failing or unknown cases the text summary shows per target.
 const problemsShown = 3
 
-// printProblems prints the first few failing or unknown cases of each target with the command
-// that replays each.
+// printProblems prints the first few failing or unknown cases of each target, each summed up on
+// a line that cuts nothing short (reports.Case.Headline), with the command that replays it.
 func printProblems(w io.Writer, problems []*reports.Case) {
 	for i, c := range problems {
 		if i == 0 {
 			fmt.Fprintln(w, "\nfirst problems:")
 		}
-		why := c.Reason
-		if len(c.Violations) > 0 {
-			why = c.Violations[0].Property + ": " + c.Violations[0].Detail
-		}
-		why, _, _ = strings.Cut(why, "\n")
-		if r := []rune(why); len(r) > 110 {
-			why = string(r[:109]) + "…"
-		}
-		fmt.Fprintf(w, "  %s %s: %s\n    %s\n", c.Target, c.Schedule, why, c.Repro)
+		fmt.Fprintf(w, "  %s %s: %s\n    %s\n", c.Target, c.Schedule, c.Headline(), c.Repro)
 	}
 }

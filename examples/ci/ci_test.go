@@ -1,8 +1,9 @@
 // Package ci_test checks the CI examples: that their commands and run-local.sh's agree
 // (TestExamplesMatchScript), that run-local.sh runs them end to end, shards merging into the
 // unsharded report and the gate deciding as it should (TestRunLocal), that actionlint passes
-// the chaoskit action and the example workflow (TestActionlint), and that shellcheck passes the
-// scripts (TestShellcheck).
+// the chaoskit action and the example workflow (TestActionlint), that shellcheck passes the
+// scripts (TestShellcheck), and that the Kubernetes guide learns a Job's outcome as soon as it
+// is decided (TestWaitJob).
 //
 // The examples are YAML, read here line by line as they are written (this module parses no
 // YAML): a test that cannot find what it looks for says which file and what.
@@ -402,7 +403,8 @@ func runLocal(t *testing.T, chaoskit, baseline string, args ...string) (string, 
 }
 
 // comparable returns a report.json less what differs by design between the same campaign run
-// sharded and not: the fields ending in _ms and "provenance".
+// sharded and not: the fields ending in _ms, "provenance", and the trailer (whose checksum
+// covers the _ms fields).
 func comparable(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -418,7 +420,11 @@ func comparable(t *testing.T, path string) []byte {
 	if _, ok := v["provenance"]; !ok {
 		t.Errorf("%s has no provenance", path)
 	}
+	if _, ok := v["trailer"]; !ok {
+		t.Errorf("%s has no trailer", path)
+	}
 	delete(v, "provenance")
+	delete(v, "trailer")
 	var drop func(any)
 	drop = func(x any) {
 		switch x := x.(type) {
@@ -447,7 +453,8 @@ func comparable(t *testing.T, path string) []byte {
 // TestRunLocal runs the examples' pipelines with run-local.sh: on the reference agent the gate
 // holds (first without a baseline, as on a default branch's first run, then against that run's
 // report); on a variant with a bug it fails; against a baseline of another campaign it refuses.
-// Every time, the merged report is the unsharded run's, the _ms fields and provenance aside.
+// Every time, the merged report is the unsharded run's, the _ms fields, provenance and trailer
+// aside.
 func TestRunLocal(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("run-local.sh needs bash, which is not on PATH")
@@ -587,11 +594,72 @@ func actionWorkflow(t *testing.T, action []string) []byte {
 	return []byte(w.String())
 }
 
-// TestShellcheck runs shellcheck (needed under CI=true) on the scripts: run-local.sh and the
-// action's campaign.sh (actionlint checks the run: scripts of the YAML files with it).
+// TestShellcheck runs shellcheck (needed under CI=true) on the scripts: run-local.sh, the
+// Kubernetes guide's wait-job.sh and the action's campaign.sh (actionlint checks the run:
+// scripts of the YAML files with it).
 func TestShellcheck(t *testing.T) {
 	shellcheck := needs.Command(t, "shellcheck", "apt-get install shellcheck")
-	if out, err := exec.Command(shellcheck, script, actionDir+"/campaign.sh").CombinedOutput(); err != nil {
+	if out, err := exec.Command(shellcheck, script, k8sWait, actionDir+"/campaign.sh").CombinedOutput(); err != nil {
 		t.Errorf("shellcheck: %v\n%s", err, out)
+	}
+}
+
+// k8sWait is the script the Kubernetes guide waits for a Job with.
+const k8sWait = "k8s/wait-job.sh"
+
+// wait-job.sh returns as soon as the Job it waits for has completed (0) or failed (1), at the
+// poll that first sees it, and 2 when the timeout passes first or kubectl cannot read the Job:
+// run against a kubectl that answers each poll with the conditions a Job holds then.
+func TestWaitJob(t *testing.T) {
+	bash := needs.Command(t, "bash", "apt-get install bash")
+	script, err := filepath.Abs(k8sWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		answers []string // the conditions held at each poll; past the last, none
+		timeout string
+		code    int
+		polls   int
+		out     string
+	}{
+		{"completes", []string{"", "", "SuccessCriteriaMet Complete "}, "15m", 0, 3, "job/j completed"},
+		{"fails", []string{"", "FailureTarget ", "FailureTarget Failed "}, "2h", 1, 3, "job/j failed"},
+		{"suspended, then fails", []string{"Suspended ", "Failed "}, "900", 1, 2, "job/j failed"},
+		{"times out", nil, "0s", 2, 1, "job/j has not finished after 0s"},
+		{"cannot read it", []string{"ERROR"}, "15m", 2, 1, "cannot read job/j"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			answers := strings.Join(tc.answers, "\n") + "\n"
+			if err := os.WriteFile(filepath.Join(dir, "answers"), []byte(answers), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			kubectl := `#!/bin/sh
+n=$(($(cat "$FAKE/polls" 2>/dev/null || echo 0) + 1))
+echo "$n" >"$FAKE/polls"
+[ "$1 $2 $3 $4" = "get job/j -o jsonpath={range .status.conditions[?(@.status==\"True\")]}{.type}{\" \"}{end}" ] || { echo "kubectl: unexpected $*" >&2; exit 9; }
+answer=$(sed -n "${n}p" "$FAKE/answers")
+[ "$answer" = ERROR ] && { echo "Error from server (NotFound)" >&2; exit 1; }
+printf %s "$answer"
+`
+			if err := os.WriteFile(filepath.Join(dir, "kubectl"), []byte(kubectl), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(bash, script, "j", tc.timeout)
+			cmd.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "FAKE="+dir, "POLL=0")
+			out, err := cmd.CombinedOutput()
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			polls, _ := os.ReadFile(filepath.Join(dir, "polls"))
+			if code != tc.code || strings.TrimSpace(string(polls)) != strconv.Itoa(tc.polls) || !strings.Contains(string(out), tc.out) {
+				t.Errorf("exit %d after %s polls, want %d after %d, with %q:\n%s", code, bytes.TrimSpace(polls), tc.code, tc.polls, tc.out, out)
+			}
+		})
 	}
 }

@@ -16,7 +16,8 @@
 # CHAOSKIT, a chaoskit binary (default: built from this checkout).
 #
 # Besides the examples' commands it runs the campaign unsharded and checks that the merged
-# report is the same, bar the fields ending in _ms and "provenance": if not, it exits 4.
+# report is the same, bar the fields ending in _ms, "provenance" and the trailer (whose
+# checksum covers the _ms fields): if not, it exits 4.
 # Otherwise it exits with the gate's exit code: 0 held, 1 failed, 2 usage or input error (a
 # baseline of another campaign, say), 3 undecided.
 set -euo pipefail
@@ -117,13 +118,13 @@ if [ ! -f "$merged/report.json" ]; then
 fi
 # The check: the same campaign on one runner.
 chaoskit run --target "$TARGET" --faults "$FAULTS" --mode "$MODE" --cases "$CASES" --seed "$SEED" --format json --out "$REPORTS/unsharded" >/dev/null 2>&1 || test -f "$REPORTS/unsharded/report.json" # not in the examples
-same() { # a report.json less what differs by design: the _ms fields and "provenance"
-	sed -e '/^  "provenance": {$/,/^  },$/d' -e '/_ms": /d' -e 's/,$//' "$1"
+same() { # a report.json less what differs by design: the _ms fields, "provenance" and the trailer
+	sed -e '/^  "provenance": {$/,/^  },$/d' -e '/_ms": /d' -e '/^  "trailer": /d' -e 's/,$//' "$1"
 }
 if ! diff <(same "$merged/report.json") <(same "$REPORTS/unsharded/report.json") >"$REPORTS/merged-vs-unsharded.diff"; then
 	echo "run-local: the merged report differs from the unsharded run's: $REPORTS/merged-vs-unsharded.diff" >&2
 	exit 4
 fi
-echo "run-local: the merged report is the unsharded run's, bar the _ms fields and provenance"
+echo "run-local: the merged report is the unsharded run's, bar the _ms fields, provenance and trailer"
 echo "run-local: $pipeline: the gate exited $rc; the merged report is in $merged"
 exit "$rc"
