@@ -138,8 +138,8 @@ func exhaustiveKind(g *harness.Golden, kind faults.Kind, o Options, yield func(f
 			continue
 		}
 		f := faults.Fault{Kind: kind, Beat: k}
-		switch kind {
-		case faults.Lease:
+		switch info.Listed {
+		case faults.EachPause:
 			for _, d := range o.LeasePauses {
 				f.Dur = d
 				if !yield(faults.Schedule{f}) {
@@ -147,11 +147,11 @@ func exhaustiveKind(g *harness.Golden, kind faults.Kind, o Options, yield func(f
 				}
 			}
 			continue
-		case faults.Torn, faults.Power:
-			// Each mode where it leaves the disk otherwise than a plain power loss; a
-			// plain power loss (power's first mode) everywhere.
+		case faults.WhereModesDiffer, faults.PlainAndWhereModesDiffer:
+			// Each mode where it leaves the disk otherwise than a plain power loss; a plain one
+			// (the first mode, listed PlainAndWhereModesDiffer) everywhere.
 			for i, mode := range info.Modes {
-				if kind == faults.Power && i == 0 || g.Tearable(k, mode) {
+				if info.Listed == faults.PlainAndWhereModesDiffer && i == 0 || g.Tearable(k, mode) {
 					f.Mode = mode
 					if i == 0 {
 						f.Mode = ""
@@ -162,7 +162,7 @@ func exhaustiveKind(g *harness.Golden, kind faults.Kind, o Options, yield func(f
 				}
 			}
 			continue
-		case faults.DiskFull:
+		case faults.HalfTheWrite:
 			f.Bytes = int64(b.Op.Len / 2)
 			f.Dur = o.diskFullDur()
 		}

@@ -90,7 +90,7 @@ func shrinkCandidates(s faults.Schedule, pauses []time.Duration, forGood bool) [
 		if f.Worker != 0 {
 			with(i, func(f *faults.Fault) { f.Worker = 0 })
 		}
-		if f.Kind == faults.Lease {
+		if info, _ := f.Kind.Info(); info.Arg == faults.DurationArg {
 			for _, d := range pauses {
 				if d < f.Dur {
 					with(i, func(f *faults.Fault) { f.Dur = d })

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Kind names a fault. The names are stable: they appear in schedules, reports and gates.
@@ -105,18 +106,84 @@ const (
 	ModelFamily   Family = "model"   // the model the agent calls
 )
 
-// KindInfo describes a fault kind: what it models and how it is written.
+// Scope says what a fault ends when it fires.
+type Scope int
+
+// The scopes.
+const (
+	NoScope      Scope = iota // nothing: the process goes on (a failing call, a frozen worker, a full disk)
+	ProcessScope              // the process it fires in (a kill)
+	MachineScope              // every process of the machine (a power loss)
+	FleetScope                // every worker of the fleet (a deploy)
+)
+
+// Listing says where an exhaustive campaign lists a kind in a golden run, and with which
+// arguments: at every beat of the golden run where the kind applies (KindInfo.On), as follows.
+type Listing int
+
+// The listings.
+const (
+	EachBeat Listing = iota // once, with no argument or its default mode
+	// PlainAndWhereModesDiffer lists the first mode everywhere, and each other mode only where it
+	// leaves the disk otherwise than the first (power:subset).
+	PlainAndWhereModesDiffer
+	// WhereModesDiffer lists each mode only where it leaves the disk otherwise than a plain power
+	// loss (torn: at a beat where a write is in flight that a tear would cut).
+	WhereModesDiffer
+	// EachPause lists one fault per pause of the campaign's lease pauses (lease+DUR).
+	EachPause
+	// HalfTheWrite fills the disk with half of the write it fires at still fitting, for the
+	// campaign's duration (diskfull:BYTES+DUR).
+	HalfTheWrite
+)
+
+// KindInfo describes a fault kind: what it models, how it is written, and how the harness and
+// campaigns treat it. It is the one place where a kind's nature is decided; what it does when it
+// fires lives in one place too (Disk.Crash for the disk, the harness's Env for the world).
 type KindInfo struct {
 	Kind    Kind
 	Summary string   // one line: what the fault models
+	Family  Family   // the family the command line groups it in
 	On      Class    // the beats it can fire at
 	Arg     Arg      // what follows the beat number
 	Modes   []string // for ModeArg: the allowed modes; the first is the default and is not written
-	Crash   bool     // the fault ends the process
-	Family  Family
 	// Lasts says that the fault may be given a duration after its argument, +DUR, at whose end
 	// it is over (diskfull: space returns). Without one it lasts to the end of the run.
 	Lasts bool
+	// Ends says what the fault ends: a crash ends a process (ProcessScope), every process of
+	// the machine (MachineScope) or every worker (FleetScope); the harness restarts each.
+	Ends Scope
+	// Disk says that a crash of the kind reaches the disk (Disk.Crash): what the processes
+	// wrote is kept or lost as the kind models it. A deploy restarts the workers and leaves the
+	// disk as it is.
+	Disk bool
+	// Pending lists the modes whose crash keeps a seeded subset of what was not fsynced, for
+	// which the disk must keep every operation since the last fsync (DiskOptions.Pending).
+	Pending []string
+	// Listed says where an exhaustive campaign lists the kind.
+	Listed Listing
+	// Holds is how long the fault stays in force after it fired beyond its own duration (the
+	// +DUR of Lasts, or a DurationArg's): a rate limit's retry-after. See End.
+	Holds time.Duration
+}
+
+// Crash reports whether a fault of the kind ends a process (see Ends).
+func (k KindInfo) Crash() bool { return k.Ends != NoScope }
+
+// End returns when fault f of this kind, firing at now, is over: once its duration has passed
+// (a full disk's +DUR, a frozen worker's pause) and what it holds beyond that (Holds). A fault
+// with no duration, or one that lasts to the end of the run, is over at once: waiting for it
+// changes nothing.
+func (k KindInfo) End(f Fault, now time.Time) time.Time {
+	if k.Lasts || k.Arg == DurationArg {
+		now = now.Add(f.Dur)
+	}
+	return now.Add(k.Holds)
+}
+
+// NeedsPending reports whether fault f keeps a subset of what was not fsynced (see Pending).
+func (k KindInfo) NeedsPending(f Fault) bool {
+	return f.Mode != "" && slices.Contains(k.Pending, f.Mode)
 }
 
 // Form shows how a fault of the kind is written in a schedule, with its optional parts in
@@ -141,25 +208,51 @@ func (k KindInfo) Form() string {
 	return form
 }
 
+// RateLimitRetryAfter is the retry-after a model-ratelimit fault answers with: the model takes
+// no call before it has passed.
+const RateLimitRetryAfter = 20 * time.Second
+
 var kindTable = []KindInfo{
-	{Kill, "process killed (SIGKILL, OOM): everything written survives, synced or not", AnyBeat, NoArg, nil, true, StorageFamily, false},
-	{Power, "power lost: un-fsynced writes and un-fsynced directory entries are lost (or, :subset, a seeded subset of them is kept: a later write may land without an earlier one)", AnyBeat, ModeArg, []string{"fsynced", "subset"}, true, StorageFamily, false},
-	{Torn, "power lost mid-write: the last un-fsynced write lands as a sector-aligned prefix (or, :garbage, with a garbage tail)", AnyBeat, ModeArg, []string{"prefix", "garbage"}, true, StorageFamily, false},
-	{DiskFull, "disk full: writes past a byte budget fail with ENOSPC, the first one landing partially; it stays full for every process, restarts included, until +DUR has passed", WriteBeat, BytesArg, nil, false, StorageFamily, true},
-	{FsyncFail, "fsync fails with EIO and the dirty data is dropped (a retried fsync then lies)", SyncBeat, NoArg, nil, false, StorageFamily, false},
-	{Corrupt, "process killed and one bit of a durable byte flips (bit rot, a bad sector)", AnyBeat, NoArg, nil, true, StorageFamily, false},
-	{Lease, "the worker is frozen for +DUR (GC pause, laptop lid, suspended VM): its lease expires, another worker takes over, it wakes a zombie", AnyBeat, DurationArg, nil, false, FleetFamily, false},
-	{Deploy, "every worker is restarted at once, as by a deploy; the disk is untouched", AnyBeat, NoArg, nil, true, FleetFamily, false},
-	{Switch, "the running worker is preempted for another (:W picks worker W): an interleaving to explore", AnyBeat, WorkerArg, nil, false, FleetFamily, false},
-	{ToolTransient, "a tool call fails before it is applied, with a retryable error (503)", ToolBeat, NoArg, nil, false, ToolFamily, false},
-	{ToolAmbiguous, "a tool call is applied but its reply is lost (200, then the connection dropped)", ToolBeat, NoArg, nil, false, ToolFamily, false},
-	{ToolTimeout, "a tool call outlives the caller's deadline and is applied after it", ToolBeat, NoArg, nil, false, ToolFamily, false},
-	{CallbackDup, "a tool's asynchronous completion is delivered twice", AsyncToolBeat, NoArg, nil, false, ToolFamily, false},
-	{ModelRateLimit, "the model answers 429 with a retry-after delay", ModelBeat, NoArg, nil, false, ModelFamily, false},
-	{ModelError, "the model answers with a server error (500)", ModelBeat, NoArg, nil, false, ModelFamily, false},
-	{ModelContext, "the model refuses the call: the context is too long", ModelBeat, NoArg, nil, false, ModelFamily, false},
-	{ModelHang, "the model never answers: the call waits until the caller gives up", ModelBeat, NoArg, nil, false, ModelFamily, false},
+	{Kind: Kill, Family: StorageFamily, On: AnyBeat, Ends: ProcessScope, Disk: true,
+		Summary: "process killed (SIGKILL, OOM): everything written survives, synced or not"},
+	{Kind: Power, Family: StorageFamily, On: AnyBeat, Ends: MachineScope, Disk: true,
+		Arg: ModeArg, Modes: []string{"fsynced", "subset"}, Pending: []string{"subset"}, Listed: PlainAndWhereModesDiffer,
+		Summary: "power lost: un-fsynced writes and un-fsynced directory entries are lost (or, :subset, a seeded subset of them is kept: a later write may land without an earlier one)"},
+	{Kind: Torn, Family: StorageFamily, On: AnyBeat, Ends: MachineScope, Disk: true,
+		Arg: ModeArg, Modes: []string{"prefix", "garbage"}, Listed: WhereModesDiffer,
+		Summary: "power lost mid-write: the last un-fsynced write lands as a sector-aligned prefix (or, :garbage, with a garbage tail)"},
+	{Kind: DiskFull, Family: StorageFamily, On: WriteBeat, Arg: BytesArg, Lasts: true, Listed: HalfTheWrite,
+		Summary: "disk full: writes past a byte budget fail with ENOSPC, the first one landing partially; it stays full for every process, restarts included, until +DUR has passed"},
+	{Kind: FsyncFail, Family: StorageFamily, On: SyncBeat,
+		Summary: "fsync fails with EIO and the dirty data is dropped (a retried fsync then lies)"},
+	{Kind: Corrupt, Family: StorageFamily, On: AnyBeat, Ends: ProcessScope, Disk: true,
+		Summary: "process killed and one bit of a durable byte flips (bit rot, a bad sector)"},
+	{Kind: Lease, Family: FleetFamily, On: AnyBeat, Arg: DurationArg, Listed: EachPause,
+		Summary: "the worker is frozen for +DUR (GC pause, laptop lid, suspended VM): its lease expires, another worker takes over, it wakes a zombie"},
+	{Kind: Deploy, Family: FleetFamily, On: AnyBeat, Ends: FleetScope,
+		Summary: "every worker is restarted at once, as by a deploy; the disk is untouched"},
+	{Kind: Switch, Family: FleetFamily, On: AnyBeat, Arg: WorkerArg,
+		Summary: "the running worker is preempted for another (:W picks worker W): an interleaving to explore"},
+	{Kind: ToolTransient, Family: ToolFamily, On: ToolBeat,
+		Summary: "a tool call fails before it is applied, with a retryable error (503)"},
+	{Kind: ToolAmbiguous, Family: ToolFamily, On: ToolBeat,
+		Summary: "a tool call is applied but its reply is lost (200, then the connection dropped)"},
+	{Kind: ToolTimeout, Family: ToolFamily, On: ToolBeat,
+		Summary: "a tool call outlives the caller's deadline and is applied after it"},
+	{Kind: CallbackDup, Family: ToolFamily, On: AsyncToolBeat,
+		Summary: "a tool's asynchronous completion is delivered twice"},
+	{Kind: ModelRateLimit, Family: ModelFamily, On: ModelBeat, Holds: RateLimitRetryAfter,
+		Summary: "the model answers 429 with a retry-after delay"},
+	{Kind: ModelError, Family: ModelFamily, On: ModelBeat,
+		Summary: "the model answers with a server error (500)"},
+	{Kind: ModelContext, Family: ModelFamily, On: ModelBeat,
+		Summary: "the model refuses the call: the context is too long"},
+	{Kind: ModelHang, Family: ModelFamily, On: ModelBeat,
+		Summary: "the model never answers: the call waits until the caller gives up"},
 }
+
+// families lists the families, in a stable order.
+var families = []Family{StorageFamily, FleetFamily, ToolFamily, ModelFamily}
 
 var kindIndex = func() map[Kind]int {
 	m := make(map[Kind]int, len(kindTable))
@@ -218,14 +311,14 @@ func ParseKinds(list string) ([]Kind, error) {
 	}
 	for _, name := range strings.Split(list, ",") {
 		name = strings.TrimSpace(name)
-		switch name {
-		case "":
+		switch {
+		case name == "":
 			return nil, fmt.Errorf("fault list %q: empty fault name", list)
-		case string(StorageFamily), string(FleetFamily), string(ToolFamily), string(ModelFamily):
+		case slices.Contains(families, Family(name)):
 			for _, k := range FamilyKinds(Family(name)) {
 				add(k)
 			}
-		case "all":
+		case name == "all":
 			for _, k := range AllKinds() {
 				add(k)
 			}
@@ -259,7 +352,7 @@ func Requests(kinds []Kind) (names []string, groups [][]Kind) {
 		have[k] = true
 	}
 	whole := map[Family]bool{}
-	for _, f := range []Family{StorageFamily, FleetFamily, ToolFamily, ModelFamily} {
+	for _, f := range families {
 		whole[f] = !slices.ContainsFunc(FamilyKinds(f), func(k Kind) bool { return !have[k] })
 	}
 	done := map[Family]bool{}

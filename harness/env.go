@@ -291,9 +291,6 @@ func (e *Env) lookup(ctx context.Context, tool Tool, c Call, f *faults.Fault) (R
 	return reply, found, nil
 }
 
-// rateLimitRetryAfter is the retry-after of a model-ratelimit fault's answer.
-const rateLimitRetryAfter = 20 * time.Second
-
 // ModelCall is one call of the target's language model. The model is a script: the target
 // says what it answers; the world adds latency, faults, and the count of calls.
 type ModelCall struct {
@@ -318,7 +315,7 @@ func (e *Env) Model(ctx context.Context, c ModelCall) (string, error) {
 	if f != nil {
 		switch f.Kind {
 		case faults.ModelRateLimit:
-			return "", &RateLimitError{RetryAfter: rateLimitRetryAfter}
+			return "", &RateLimitError{RetryAfter: faults.RateLimitRetryAfter}
 		case faults.ModelError:
 			return "", ErrModelServer
 		case faults.ModelContext:

@@ -83,12 +83,13 @@ type slot struct {
 	result   any
 	err      error
 	panicked string
-	// failures counts its processes' failures in a row, for the back-off; lastFailure says how
-	// the last undisturbed one failed (see run.failed), and lastFailed which process it was.
-	failures    int
-	lastFailure string
-	lastFailed  int
-	gaveUp      string // why the supervisor gave the worker up, if it did
+	// failures counts its processes' failures in a row, for the back-off; stalled says that the
+	// last failure was of an undisturbed process that made no progress (see run.failed), and
+	// lastFailed which process it was.
+	failures   int
+	stalled    bool
+	lastFailed int
+	gaveUp     string // why the supervisor gave the worker up, if it did
 }
 
 // process is one process of the target: one call of Run, and its threads.
@@ -174,10 +175,13 @@ type cursor struct {
 	toMark      int    // its beats before its first mark
 }
 
-// keepsSubset reports whether s has a power loss keeping a subset of what was not fsynced,
-// for which the disk must keep its pending operations (faults.DiskOptions.Pending).
+// keepsSubset reports whether s has a crash keeping a subset of what was not fsynced, for which
+// the disk must keep its pending operations (faults.KindInfo.Pending).
 func keepsSubset(s faults.Schedule) bool {
-	return slices.ContainsFunc(s, func(f faults.Fault) bool { return f.Kind == faults.Power && f.Mode == "subset" })
+	return slices.ContainsFunc(s, func(f faults.Fault) bool {
+		info, _ := f.Kind.Info()
+		return info.NeedsPending(f)
+	})
 }
 
 type recorder struct {
@@ -447,7 +451,7 @@ func (r *run) handle(ev event) (ending, bool) {
 			s.done = true // completed, or refused to go on: nothing to restart
 			return ending{}, false
 		}
-		return r.failed(p, s, ending{err: ev.err, panicked: ev.panicked}.String())
+		return r.failed(p, s)
 	case evCrash:
 		return r.crashed(p, *ev.fault)
 	}
@@ -457,19 +461,20 @@ func (r *run) handle(ev event) (ending, bool) {
 // crashed applies a crash fault that fired in process p.
 func (r *run) crashed(p *process, f faults.Fault) (ending, bool) {
 	beat := r.nbeats() - 1
+	info, _ := f.Kind.Info()
 	victims := []*process{p}
-	if f.Kind == faults.Power || f.Kind == faults.Torn || f.Kind == faults.Deploy {
-		victims = r.live() // the machine, or the fleet
+	if info.Ends == faults.MachineScope || info.Ends == faults.FleetScope {
+		victims = r.live() // every worker runs on the one machine, and is of the one fleet
 	}
 	for _, v := range victims {
 		v.crashed = true
 		r.end(v, fmt.Sprintf("process %d crashed by %s", v.attempt, f))
 	}
-	if f.Kind != faults.Deploy {
+	if info.Disk {
 		r.note(beat, r.disk.Crash(f, r.crashRand(beat)))
 	}
 	for _, v := range victims {
-		v.slot.lastFailure = "" // the crash changed what the next process finds
+		v.slot.stalled = false // the crash changed what the next process finds
 		if x, stop := r.restart(v.slot, r.o.RestartDelay, true); stop {
 			return x, true
 		}
@@ -704,7 +709,8 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 			p.firstFault = idx
 		}
 		r.lastFault = idx
-		if until := end(*due, r.clock.Now()); until.After(r.quietAt) {
+		info, _ := due.Kind.Info()
+		if until := info.End(*due, r.clock.Now()); until.After(r.quietAt) {
 			r.quietAt = until
 		}
 	}
@@ -828,7 +834,7 @@ func because(why string) string {
 
 func isCrash(k faults.Kind) bool {
 	info, _ := k.Info()
-	return info.Crash
+	return info.Crash()
 }
 
 // readState reads a target's durable state, turning a panic into an error.

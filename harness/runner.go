@@ -57,11 +57,19 @@ type Golden struct {
 	maxGap time.Duration // the longest wall-clock time between two beats in either golden run
 }
 
-// tearModes are the modes Golden.Tearable answers for: torn's, and power's besides a plain one.
+// tearModes are the modes Golden.Tearable answers for: those a campaign lists only where they
+// leave the disk otherwise than a plain power loss (faults.KindInfo.Listed).
 var tearModes = func() []string {
-	torn, _ := faults.Torn.Info()
-	power, _ := faults.Power.Info()
-	return append(slices.Clone(torn.Modes), power.Modes[1:]...)
+	var modes []string
+	for _, k := range faults.Kinds() {
+		switch k.Listed {
+		case faults.WhereModesDiffer:
+			modes = append(modes, k.Modes...)
+		case faults.PlainAndWhereModesDiffer:
+			modes = append(modes, k.Modes[1:]...)
+		}
+	}
+	return modes
 }()
 
 // NewRunner records the golden run of the target that newTarget builds, and checks that a

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/chaoskit/chaoskit/faults"
 )
 
 // Backoff is how long the supervisor waits before it restarts a process that failed on its own
@@ -99,20 +97,6 @@ func shortDur(d time.Duration) string {
 	return s
 }
 
-// end returns when fault f, firing now, stops being in force: when space returns for a full disk
-// given a duration, when a frozen worker wakes, when a rate limit's retry-after has passed. A
-// fault with no end in sight (a disk full for good) or none at all is over at once: waiting for
-// it changes nothing.
-func end(f faults.Fault, now time.Time) time.Time {
-	switch f.Kind {
-	case faults.DiskFull, faults.Lease:
-		return now.Add(f.Dur)
-	case faults.ModelRateLimit:
-		return now.Add(rateLimitRetryAfter)
-	}
-	return now
-}
-
 // failed supervises process p of slot s, which ended on its own with an error or a panic, as
 // a supervisor does: it restarts it after the back-off, and gives up only on a failure that
 // repeats once every fault has ended and nothing in the world is still to come, for only then
@@ -122,8 +106,11 @@ func end(f faults.Fault, now time.Time) time.Time {
 // started, or when the world still had something to deliver (a late effect, a message) at its
 // end. The failure of a disturbed process does not count against Options.MaxRestarts: a disk
 // full for an hour is waited out, restart after restart, however many the back-off takes. The
-// failure of an undisturbed process does; two in a row with the same error end the run, failed.
-func (r *run) failed(p *process, s *slot, how string) (ending, bool) {
+// failure of an undisturbed process does; two in a row that made no progress (no mark the run had
+// not made before them) end the run, failed: nothing is left that could make a third process
+// fare otherwise. (Their errors are not compared: a process's output may hold its pid or the
+// time.)
+func (r *run) failed(p *process, s *slot) (ending, bool) {
 	p.failed = true
 	r.failedProcs++
 	if rf := r.o.RestartFailed; rf == RestartNever || rf > 0 && r.failedProcs > rf {
@@ -138,14 +125,31 @@ func (r *run) failed(p *process, s *slot, how string) (ending, bool) {
 	_, worldDue := r.world.next()
 	disturbed := p.firstFault >= 0 || r.lastFault >= p.start || p.born.Before(r.quietAt) || worldDue
 	if disturbed {
-		s.lastFailure = ""
+		s.stalled = false
 		return r.restart(s, r.o.RestartBackoff.Delay(s.failures), false)
 	}
-	if s.lastFailure == how {
+	progressed := r.progressed(p)
+	if s.stalled && !progressed {
 		s.done = true
-		s.gaveUp = fmt.Sprintf("the process fails every time after every fault has ended (processes %d and %d the same way)", s.lastFailed, p.attempt)
+		s.gaveUp = fmt.Sprintf("the process fails every time after every fault has ended (processes %d and %d failed without progress)", s.lastFailed, p.attempt)
 		return ending{}, false
 	}
-	s.lastFailure, s.lastFailed = how, p.attempt
+	s.stalled, s.lastFailed = !progressed, p.attempt
 	return r.restart(s, r.o.RestartBackoff.Delay(s.failures), true)
+}
+
+// progressed reports whether process p made a mark that no process of the run had made before it
+// started: progress, as the oracle counts it.
+func (r *run) progressed(p *process) bool {
+	before := map[string]bool{}
+	for i, b := range r.allBeats() {
+		switch {
+		case b.Kind != BeatMark:
+		case i < p.start:
+			before[b.Name] = true
+		case b.Attempt == p.attempt && !before[b.Name]:
+			return true
+		}
+	}
+	return false
 }
