@@ -58,6 +58,17 @@ type RunOptions struct {
 // every case.
 var ErrInterrupted = errors.New("campaign interrupted")
 
+// TargetError is the error of a campaign stopped by one of its targets, whose golden run could
+// not be recorded: Target names it, and Err, which it wraps, says why (and names it too).
+type TargetError struct {
+	Target string
+	Err    error
+}
+
+func (e *TargetError) Error() string { return e.Err.Error() }
+
+func (e *TargetError) Unwrap() error { return e.Err }
+
 // Identity returns the parameters that decide the campaign's report, as the report and the
 // journal record them.
 func (c *Campaign) Identity() reports.Options {
@@ -84,8 +95,8 @@ func (c *Campaign) Identity() reports.Options {
 // Run runs the campaign and returns its report, its cases in campaign order. Each case is
 // journaled as it finishes (see RunOptions). An error in writing the journal does not stop the
 // campaign: Run returns the complete report together with that error. A target whose golden
-// run cannot be recorded stops the campaign before any case runs; its error wraps
-// harness.ErrNondeterministic if the target is not deterministic.
+// run cannot be recorded stops the campaign before any case runs, with a *TargetError naming
+// it, which wraps harness.ErrNondeterministic if the target is not deterministic.
 //
 // With a journal, Run keeps counts, not cases: the report's cases are read back from the
 // journal when it is written (reports.Report.Source), so that a campaign of a million cases runs
@@ -105,7 +116,7 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 		ho.Repro = func(s faults.Schedule) string { return repro(o.Seed, s) }
 		rn, err := harness.NewRunner(t.New, ho)
 		if err != nil {
-			return nil, err
+			return nil, &TargetError{Target: t.Name, Err: err}
 		}
 		runners = append(runners, rn)
 		g, _ := rn.Golden(nil)
