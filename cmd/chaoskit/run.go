@@ -119,6 +119,7 @@ func runRun(c *cli, args []string) error {
 	workers := fset.Int("workers", 0, "cases run at once (default: one per CPU); the report does not depend on it")
 	resume := fset.String("resume", "", "continue the interrupted campaign of this report directory")
 	outs := addOutputFlags(fset)
+	sel := addSelectionFlags(fset)
 	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
@@ -133,6 +134,9 @@ func runRun(c *cli, args []string) error {
 		return usagef("--out is empty: name the report directory")
 	}
 	cf.set = setFlags(fset)
+	if err := sel.check(cf.set); err != nil {
+		return err
+	}
 	dir := *out
 	var camp *campaign.Campaign
 	var resumed *campaign.JournalState
@@ -148,15 +152,25 @@ func runRun(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *sel.list {
+		return c.listCases(camp)
+	}
 	formats, g, err := outs.check(camp.Identity())
 	if err != nil {
 		return err
 	}
+	if formats, err = sel.formats(formats, cf.set); err != nil {
+		return err
+	}
 	camp.Options.Workers = *workers
-	rep, journalErr := c.execute(camp, dir, resumed)
+	ro := sel.options(c)
+	rep, journalErr := c.execute(camp, dir, resumed, ro)
 	if rep == nil {
 		if rep = refusalReport(camp, journalErr); rep == nil {
 			return classify(journalErr, dir)
+		}
+		if ro.OnCase != nil {
+			ro.OnCase(&rep.Cases[0])
 		}
 		if err := c.fs.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("writing the report: %w", err)
@@ -247,22 +261,24 @@ func (c *cli) plainDefaults(camp *campaign.Campaign) {
 // bar of the command, and returns its report. Any error but one in journaling is returned
 // classified for its exit code, without a report.
 func (c *cli) runCampaign(camp *campaign.Campaign, dir string, resumed *campaign.JournalState) (*reports.Report, error) {
-	rep, err := c.execute(camp, dir, resumed)
+	rep, err := c.execute(camp, dir, resumed, campaign.RunOptions{})
 	if rep == nil {
 		return nil, classify(err, dir)
 	}
 	return rep, err
 }
 
-// execute is runCampaign with the error of a campaign that did not run left unclassified.
-func (c *cli) execute(camp *campaign.Campaign, dir string, resumed *campaign.JournalState) (*reports.Report, error) {
+// execute is runCampaign with the error of a campaign that did not run left unclassified, and
+// the cases to run and where each goes as it finishes (ro.Only, ro.OnCase).
+func (c *cli) execute(camp *campaign.Campaign, dir string, resumed *campaign.JournalState, ro campaign.RunOptions) (*reports.Report, error) {
 	bar := c.progress()
 	if resumed == nil {
 		if err := c.clearReport(dir); err != nil {
 			return nil, err
 		}
 	}
-	rep, err := camp.Run(c.ctx, campaign.RunOptions{FS: c.fs, Dir: dir, Resume: resumed, Progress: bar.callback()})
+	ro.FS, ro.Dir, ro.Resume, ro.Progress = c.fs, dir, resumed, bar.callback()
+	rep, err := camp.Run(c.ctx, ro)
 	bar.end()
 	return rep, err
 }
@@ -270,8 +286,11 @@ func (c *cli) execute(camp *campaign.Campaign, dir string, resumed *campaign.Jou
 // classify returns the error of a campaign that stopped without a report (see runCampaign),
 // for its exit code.
 func classify(err error, dir string) error {
-	if errors.Is(err, campaign.ErrInterrupted) {
+	switch {
+	case errors.Is(err, campaign.ErrInterrupted):
 		return fmt.Errorf("%w (continue it with chaoskit run --resume %s)", err, dir)
+	case errors.Is(err, campaign.ErrNoSuchCase):
+		return usagef("--only: %v (chaoskit run --list lists them)", err)
 	}
 	return targetError(err)
 }
