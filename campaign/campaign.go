@@ -39,8 +39,8 @@ type Campaign struct {
 	Options Options
 }
 
-// RunOptions say where a campaign's journal goes and how it shows progress; none of them
-// changes its report.
+// RunOptions say where a campaign's journal goes, how it shows progress, and which of its cases
+// to run; none of them changes a case or its verdict.
 type RunOptions struct {
 	// FS and Dir are where the journal is written, Dir/cases.jsonl (JournalPath); an empty Dir
 	// keeps no journal.
@@ -52,11 +52,34 @@ type RunOptions struct {
 	// Progress, if set, is called as cases finish with the cases done, the total and the
 	// failures so far, from one goroutine at a time.
 	Progress func(done, total, failed int)
+	// OnCase, if set, is called with each case as it finishes, as the report holds it (which it
+	// must not change), from one goroutine at a time: what a test runner reports as it goes.
+	OnCase func(c *reports.Case)
+	// Only, if not empty, holds the IDs (CaseID) of the cases to run, out of those List gives: a
+	// test runner's selection. The report then holds those cases only, under the campaign's
+	// options. An ID that is not one of the campaign's cases is an error (ErrNoSuchCase), before
+	// any case runs.
+	Only []string
 }
 
 // ErrInterrupted is wrapped by the error of a campaign whose context was done before it ran
 // every case.
 var ErrInterrupted = errors.New("campaign interrupted")
+
+// ErrNoSuchCase is wrapped by the error of a run asked for a case (RunOptions.Only) that the
+// campaign does not have.
+var ErrNoSuchCase = errors.New("no such case in the campaign")
+
+// TargetError is the error of a campaign stopped by one of its targets, whose golden run could
+// not be recorded: Target names it, and Err, which it wraps, says why (and names it too).
+type TargetError struct {
+	Target string
+	Err    error
+}
+
+func (e *TargetError) Error() string { return e.Err.Error() }
+
+func (e *TargetError) Unwrap() error { return e.Err }
 
 // Identity returns the parameters that decide the campaign's report, as the report and the
 // journal record them.
@@ -84,8 +107,8 @@ func (c *Campaign) Identity() reports.Options {
 // Run runs the campaign and returns its report, its cases in campaign order. Each case is
 // journaled as it finishes (see RunOptions). An error in writing the journal does not stop the
 // campaign: Run returns the complete report together with that error. A target whose golden
-// run cannot be recorded stops the campaign before any case runs; its error wraps
-// harness.ErrNondeterministic if the target is not deterministic.
+// run cannot be recorded stops the campaign before any case runs, with a *TargetError naming
+// it, which wraps harness.ErrNondeterministic if the target is not deterministic.
 //
 // With a journal, Run keeps counts, not cases: the report's cases are read back from the
 // journal when it is written (reports.Report.Source), so that a campaign of a million cases runs
@@ -93,29 +116,20 @@ func (c *Campaign) Identity() reports.Options {
 func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, error) {
 	start := time.Now()
 	o := c.Options.withDefaults()
-	var runners []*harness.Runner
+	runners, err := c.runners(o)
+	if err != nil {
+		return nil, err
+	}
 	golden := map[string]int{}
-	for _, t := range c.Targets {
-		ho := o.Options
-		ho.Name = t.Name
-		repro := t.Repro
-		if repro == nil {
-			repro = func(seed uint64, s faults.Schedule) string { return ReplayCommand(t.Name, seed, s) }
-		}
-		ho.Repro = func(s faults.Schedule) string { return repro(o.Seed, s) }
-		rn, err := harness.NewRunner(t.New, ho)
-		if err != nil {
-			return nil, err
-		}
-		runners = append(runners, rn)
+	for i, rn := range runners {
 		g, _ := rn.Golden(nil)
-		golden[t.Name] = g.Len()
+		golden[c.Targets[i].Name] = g.Len()
 	}
 	var done []entry
 	if ro.Resume != nil {
 		done = ro.Resume.entries
 	}
-	todo, total, err := c.plan(runners, o, ro.Resume)
+	todo, total, err := c.plan(runners, o, ro.Resume, ro.Only)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +139,7 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 			rank[t.Name] = i
 		}
 	}
-	rec := &recorder{progress: ro.Progress, rank: rank}
+	rec := &recorder{progress: ro.Progress, onCase: ro.OnCase, rank: rank}
 	if ro.Dir != "" {
 		j, err := c.openJournal(ro)
 		if err != nil {
@@ -174,6 +188,59 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 	return rep, journalErr
 }
 
+// runners records the golden run of each of the campaign's targets, in order, with options o.
+func (c *Campaign) runners(o Options) ([]*harness.Runner, error) {
+	var runners []*harness.Runner
+	for _, t := range c.Targets {
+		ho := o.Options
+		ho.Name = t.Name
+		repro := t.Repro
+		if repro == nil {
+			repro = func(seed uint64, s faults.Schedule) string { return ReplayCommand(t.Name, seed, s) }
+		}
+		ho.Repro = func(s faults.Schedule) string { return repro(o.Seed, s) }
+		rn, err := harness.NewRunner(t.New, ho)
+		if err != nil {
+			return nil, &TargetError{Target: t.Name, Err: err}
+		}
+		runners = append(runners, rn)
+	}
+	return runners, nil
+}
+
+// Listed is a case of a campaign before it runs, as List gives it.
+type Listed struct {
+	Target   string `json:"target"`
+	ID       string `json:"id"`    // CaseID: what RunOptions.Only takes
+	Index    int    `json:"index"` // its position in its target's campaign, as reports.Case.Index
+	Schedule string `json:"schedule"`
+}
+
+// List records each target's golden run, as Run does (with Run's error for a target that
+// cannot be recorded), and returns the cases the campaign would run (those of its shard), in
+// campaign order, without running any: what a test runner collects before it runs some.
+func (c *Campaign) List() (iter.Seq[Listed], error) {
+	o := c.Options.withDefaults()
+	runners, err := c.runners(o)
+	if err != nil {
+		return nil, err
+	}
+	todo, _, err := c.plan(runners, o, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return func(yield func(Listed) bool) {
+		for i, seq := range todo {
+			name := c.Targets[i].Name
+			for k, s := range seq {
+				if !yield(Listed{Target: name, ID: CaseID(name, s), Index: k, Schedule: s.String()}) {
+					return
+				}
+			}
+		}
+	}, nil
+}
+
 // Report returns the campaign's report of the given cases: in campaign order, summarised, with
 // the golden runs' lengths by target name.
 func (c *Campaign) Report(cases []reports.Case, golden map[string]int) *reports.Report {
@@ -184,14 +251,33 @@ func (c *Campaign) Report(cases []reports.Case, golden map[string]int) *reports.
 }
 
 // plan returns, per runner, the schedules of the campaign's shard still to run, with their
-// indexes, and how many there are. The journal resumed, if any, holds the cases already run:
-// plan checks that they are cases of the campaign, at the same index, in the shard (they are
-// not if the target changed since they were journaled). It draws every schedule once to check
-// and count them; the sequences it returns draw them again as they run.
-func (c *Campaign) plan(runners []*harness.Runner, o Options, resumed *JournalState) ([]iter.Seq2[int, faults.Schedule], int, error) {
+// indexes, and how many there are: of those, only the cases named in only if it is not empty.
+// The journal resumed, if any, holds the cases already run: plan checks that they are cases of
+// the campaign, at the same index, in the shard (they are not if the target changed since they
+// were journaled). It draws every schedule once to check and count them; the sequences it
+// returns draw them again as they run.
+func (c *Campaign) plan(runners []*harness.Runner, o Options, resumed *JournalState, only []string) ([]iter.Seq2[int, faults.Schedule], int, error) {
 	var done []entry
 	if resumed != nil {
 		done = resumed.entries
+	}
+	var chosen map[string]bool // the IDs of only, true once found
+	if len(only) > 0 {
+		chosen = make(map[string]bool, len(only))
+		for _, id := range only {
+			chosen[id] = false
+		}
+	}
+	// runs reports whether the case of the named target at index k, under s, is to run.
+	runs := func(name string, k int, s faults.Schedule) bool {
+		if !o.Shard.Holds(k) {
+			return false
+		}
+		if chosen == nil {
+			return true
+		}
+		_, ok := chosen[CaseID(name, s)]
+		return ok
 	}
 	todo := make([]iter.Seq2[int, faults.Schedule], len(runners))
 	total, checked := 0, 0
@@ -210,8 +296,13 @@ func (c *Campaign) plan(runners []*harness.Runner, o Options, resumed *JournalSt
 				}
 				checked++
 			}
-			if o.Shard.Holds(k) && (at == 0 || int(mine[at-1].index) != k) {
-				total++
+			if runs(name, k, s) {
+				if chosen != nil {
+					chosen[CaseID(name, s)] = true
+				}
+				if at == 0 || int(mine[at-1].index) != k {
+					total++
+				}
 			}
 			k++
 		}
@@ -223,11 +314,16 @@ func (c *Campaign) plan(runners []*harness.Runner, o Options, resumed *JournalSt
 			for s := range seq {
 				for ; at < len(mine) && int(mine[at].index) < k; at++ {
 				}
-				if o.Shard.Holds(k) && (at == len(mine) || int(mine[at].index) != k) && !yield(k, s) {
+				if runs(name, k, s) && (at == len(mine) || int(mine[at].index) != k) && !yield(k, s) {
 					return
 				}
 				k++
 			}
+		}
+	}
+	for _, id := range only {
+		if !chosen[id] {
+			return nil, 0, fmt.Errorf("%w: %q", ErrNoSuchCase, id)
 		}
 	}
 	if checked < len(done) { // a case of a target the campaign does not have
@@ -309,6 +405,7 @@ type recorder struct {
 	rank     map[string]int // the campaign's targets, by name
 	kept     []reports.Case // the cases, when there is no journal
 	progress func(done, total, failed int)
+	onCase   func(c *reports.Case)
 	done     int
 	total    int
 	failed   int
@@ -333,6 +430,9 @@ func (r *recorder) record(index int, hc *harness.Case) {
 		r.journal.add(&c)
 	} else {
 		r.kept = append(r.kept, c)
+	}
+	if r.onCase != nil {
+		r.onCase(&c)
 	}
 	r.done++
 	if c.Verdict == oracle.Fail {

@@ -13,6 +13,7 @@
 // ParseTolerances that of a comparison with a baseline's.
 //
 // The package has no exit-code policy and prints nothing: its errors are typed
-// (*GateSyntaxError, *JournalError, ErrInterrupted, and harness.ErrNondeterministic wrapped)
-// for a caller to map to its own.
+// (*GateSyntaxError, *JournalError, ErrInterrupted, and *TargetError, wrapping
+// harness.ErrNondeterministic for a target that is not deterministic) for a caller to map to its
+// own.
 package campaign

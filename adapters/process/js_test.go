@@ -92,14 +92,15 @@ func tourResult(t *testing.T, tour process.Target) string {
 	return fmt.Sprint(c.Result)
 }
 
-// chaoskit.d.ts type-checks, strictly, with js/testdata/usage.ts, which uses every declaration
-// as a harness would, through the package's own name. (That the declarations name exactly what
-// chaoskit.mjs exports is a unit test.) It needs tsc in PATH; without it the test is skipped, or
-// fails under CI=true (.ci/run installs TypeScript).
+// chaoskit.d.ts and nodetest.d.ts type-check, strictly, with js/testdata/usage.ts and
+// nodetest_usage.ts, which use every declaration as a harness and a test file would, through the
+// package's own name. (That the declarations name exactly what the modules export is a unit
+// test.) It needs tsc in PATH; without it the test is skipped, or fails under CI=true (.ci/run
+// installs TypeScript).
 func TestJSTypes(t *testing.T) {
 	tsc := needs.Command(t, "tsc", "npm install -g typescript, to type-check js/chaoskit.d.ts")
 	cmd := exec.Command(tsc, "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext",
-		"--target", "es2022", "--lib", "es2022", filepath.Join("testdata", "usage.ts"))
+		"--target", "es2022", "--lib", "es2022", filepath.Join("testdata", "usage.ts"), filepath.Join("testdata", "nodetest_usage.ts"))
 	cmd.Dir = "js"
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tsc: %v\n%s", err, out)

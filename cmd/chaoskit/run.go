@@ -13,6 +13,7 @@ import (
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -121,6 +122,7 @@ func runRun(c *cli, args []string) error {
 	workers := fset.Int("workers", 0, "cases run at once (default: one per CPU); the report does not depend on it")
 	resume := fset.String("resume", "", "continue the interrupted campaign of this report directory")
 	outs := addOutputFlags(fset)
+	sel := addSelectionFlags(fset)
 	pos, err := c.parse(fset, args)
 	if err != nil {
 		return err
@@ -134,6 +136,9 @@ func runRun(c *cli, args []string) error {
 	}
 	if *out == "" {
 		return usagef("--out is empty: name the report directory")
+	}
+	if err := sel.check(cf.set); err != nil {
+		return err
 	}
 	dir := *out
 	var camp *campaign.Campaign
@@ -150,14 +155,33 @@ func runRun(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *sel.list {
+		return c.listCases(camp)
+	}
 	formats, g, err := outs.check(camp.Identity())
 	if err != nil {
 		return err
 	}
+	if formats, err = sel.formats(formats, cf.set); err != nil {
+		return err
+	}
 	camp.Options.Workers = *workers
-	rep, journalErr := c.runCampaign(camp, dir, resumed)
+	ro := sel.options(c)
+	rep, journalErr := c.execute(camp, dir, resumed, ro)
 	if rep == nil {
-		return journalErr
+		if rep = refusalReport(camp, journalErr); rep == nil {
+			return classify(journalErr, dir)
+		}
+		if ro.OnCase != nil {
+			ro.OnCase(&rep.Cases[0])
+		}
+		if err := c.fs.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("writing the report: %w", err)
+		}
+		if err := c.publish(rep, dir, formats, printSummary); err != nil {
+			return err
+		}
+		return classify(journalErr, dir)
 	}
 	if err := c.publish(rep, dir, formats, printSummary); err != nil {
 		return err
@@ -245,19 +269,61 @@ func (c *cli) plainDefaults(camp *campaign.Campaign) {
 // bar of the command, and returns its report. Any error but one in journaling is returned
 // classified for its exit code, without a report.
 func (c *cli) runCampaign(camp *campaign.Campaign, dir string, resumed *campaign.JournalState) (*reports.Report, error) {
+	rep, err := c.execute(camp, dir, resumed, campaign.RunOptions{})
+	if rep == nil {
+		return nil, classify(err, dir)
+	}
+	return rep, err
+}
+
+// execute is runCampaign with the error of a campaign that did not run left unclassified, and
+// the cases to run and where each goes as it finishes (ro.Only, ro.OnCase).
+func (c *cli) execute(camp *campaign.Campaign, dir string, resumed *campaign.JournalState, ro campaign.RunOptions) (*reports.Report, error) {
 	bar := c.progress()
 	if resumed == nil {
 		if err := c.clearReport(dir); err != nil {
 			return nil, err
 		}
 	}
-	rep, err := camp.Run(c.ctx, campaign.RunOptions{FS: c.fs, Dir: dir, Resume: resumed, Progress: bar.callback()})
+	ro.FS, ro.Dir, ro.Resume, ro.Progress = c.fs, dir, resumed, bar.callback()
+	rep, err := camp.Run(c.ctx, ro)
 	bar.end()
+	return rep, err
+}
+
+// classify returns the error of a campaign that stopped without a report (see runCampaign),
+// for its exit code.
+func classify(err error, dir string) error {
 	switch {
-	case rep != nil:
-		return rep, err
 	case errors.Is(err, campaign.ErrInterrupted):
-		return nil, fmt.Errorf("%w (continue it with chaoskit run --resume %s)", err, dir)
+		return fmt.Errorf("%w (continue it with chaoskit run --resume %s)", err, dir)
+	case errors.Is(err, campaign.ErrNoSuchCase):
+		return usagef("--only: %v (chaoskit run --list lists them)", err)
 	}
-	return nil, targetError(err)
+	return targetError(err)
+}
+
+// refusalReport returns the report of a campaign that a target stopped by being refused as not
+// deterministic (err): one unknown case of that target, its golden run, saying why, so that a
+// CI step that publishes the report directory finds the refusal there. It returns nil for any
+// other error.
+func refusalReport(camp *campaign.Campaign, err error) *reports.Report {
+	var te *campaign.TargetError
+	if !errors.As(err, &te) || !errors.Is(err, harness.ErrNondeterministic) {
+		return nil
+	}
+	for _, t := range camp.Targets {
+		if t.Name != te.Target {
+			continue
+		}
+		repro := campaign.ReplayCommand(t.Name, camp.Options.Seed, nil)
+		if t.Repro != nil {
+			repro = t.Repro(camp.Options.Seed, nil)
+		}
+		why := strings.TrimPrefix(te.Err.Error(), t.Name+": ") // the case names its target
+		c := reports.Case{Target: t.Name, ID: campaign.CaseID(t.Name, nil), Verdict: oracle.Unknown,
+			Violations: []oracle.Violation{}, Reason: why, Repro: repro}
+		return camp.Report([]reports.Case{c}, map[string]int{t.Name: 0})
+	}
+	return nil
 }

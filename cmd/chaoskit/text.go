@@ -71,8 +71,12 @@ func printTable(w io.Writer, rep *reports.Report, what string, verdict func(t *r
 // targetVerdict sums up a target's cases: passed, or the properties violated and the cases
 // left undecided.
 func targetVerdict(t *reports.TargetSummary) string {
+	noCase := ""
+	if len(t.NoCase) > 0 {
+		noCase = "; no case of " + strings.Join(t.NoCase, ", ")
+	}
 	if t.Failed+t.Unknown == 0 {
-		return "passed"
+		return "passed" + noCase
 	}
 	var parts []string
 	for _, p := range slices.Sorted(maps.Keys(t.Violations)) {
@@ -81,7 +85,10 @@ func targetVerdict(t *reports.TargetSummary) string {
 	if t.Unknown > 0 {
 		parts = append(parts, fmt.Sprintf("unknown ×%d", t.Unknown))
 	}
-	return "FAILED: " + strings.Join(parts, ", ")
+	if t.Failed == 0 {
+		return "UNDECIDED: " + strings.Join(parts, ", ") + noCase
+	}
+	return "FAILED: " + strings.Join(parts, ", ") + noCase
 }
 
 // problemsShown is how many failing or unknown cases the text summary shows per target.

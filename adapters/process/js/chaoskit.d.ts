@@ -175,7 +175,7 @@ export interface ModelCall {
 export interface Message {
   topic: string;
   body: string;
-  /** Its number on the topic, from 1. */
+  /** Its number on the topic, from 0 (the first message posted on it). */
   seq: number;
 }
 

@@ -207,7 +207,7 @@ const HELLO = Symbol('chaoskit.hello');
  * @typedef {object} Message A message posted on a topic.
  * @property {string} topic
  * @property {string} body
- * @property {number} seq its number on the topic, from 1
+ * @property {number} seq its number on the topic, from 0
  */
 
 /**

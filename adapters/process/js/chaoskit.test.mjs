@@ -332,6 +332,12 @@ test('the error classes can be told apart without instanceof, by code', limit, (
   assert.equal(Object.isFrozen(errorsByCode), true);
 });
 
+test('nodetest.d.ts declares what nodetest.mjs exports', limit, async () => {
+  const dts = readFileSync(new URL('./nodetest.d.ts', import.meta.url), 'utf8');
+  const declared = [...dts.matchAll(/^export declare (?:const|class|function) (\w+)/gm)].map((m) => m[1]);
+  assert.deepEqual(declared.sort(), Object.keys(await import('./nodetest.mjs')).sort());
+});
+
 test('chaoskit.d.ts declares what chaoskit.mjs exports, and every method of Client', limit, () => {
   const dts = readFileSync(new URL('./chaoskit.d.ts', import.meta.url), 'utf8');
   const declared = [...dts.matchAll(/^export declare (?:const|class|function) (\w+)/gm)].map((m) => m[1]);

@@ -12,7 +12,9 @@ file with nothing beyond the standard library, so it can be copied next to any h
     ck.done({"po": reply.id})
 
 Each request is a beat, at which chaoskit may SIGKILL the process: the call then never returns.
-Durations are seconds (floats) here and whole milliseconds of virtual time on the wire. Requests
+Durations are seconds (floats or timedeltas) here and whole milliseconds of virtual time on the
+wire, at most a year (MAX_MS): a longer sleep, latency or ttl is a ValueError, a longer timeout
+counts as a year. Requests
 are served one at a time, in order; a Client serializes them with a lock, so threads may share
 it, but a thread that sleeps holds up the others for that (virtual) time.
 """
@@ -33,9 +35,11 @@ CLIENT_NAME = "python/%d" % VERSION
 MAX_LINE = 16 << 20
 """The longest line, in bytes, either side may send."""
 
-MAX_MS = 9_223_372_036_854
-"""The longest duration chaoskit can hold, in milliseconds (Go's time.Duration, about 292
-years): it takes a longer one for a negative one, so the client refuses it."""
+MAX_MS = 31_536_000_000
+"""The longest duration chaoskit takes, in milliseconds: a year of virtual time (PROTOCOL.md).
+chaoskit refuses a longer sleep, latency or lease ttl (the process fails), so the client raises
+ValueError first; a longer timeout counts as a year, so the client sends it as a year (an
+infinite one included: "forever")."""
 
 
 class NotUnderChaoskit(RuntimeError):
@@ -167,7 +171,7 @@ class Reply(namedtuple("Reply", "id replayed topic", defaults=("", False, ""))):
 
 class Message(namedtuple("Message", "topic body seq")):
     """A message posted on a topic (an asynchronous tool's completion, a human's decision):
-    .body, and .seq, its number on the topic."""
+    .body, and .seq, its number on the topic, from 0."""
 
     __slots__ = ()
 
@@ -193,15 +197,18 @@ def _from_ms(ms):
     return epoch + datetime.timedelta(milliseconds=ms)
 
 
-def _ms(seconds, what):
+def _ms(seconds, what, cap=False):
     """Converts seconds (a number or a timedelta) to whole milliseconds for the wire; None (no
-    value) stays None. A negative duration, or one past MAX_MS, is a ValueError."""
+    value) stays None. A negative duration or NaN is a ValueError, and so is one past MAX_MS
+    unless cap, which sends it as MAX_MS (a timeout: chaoskit counts it as a year)."""
     if seconds is None:
         return None
     if isinstance(seconds, datetime.timedelta):
         seconds = seconds.total_seconds()
+    if cap and seconds > MAX_MS / 1000:
+        return MAX_MS
     if not 0 <= seconds <= MAX_MS / 1000:  # NaN too
-        raise ValueError("chaoskit: %s must be from 0 to %d seconds, not %r" % (what, MAX_MS // 1000, seconds))
+        raise ValueError("chaoskit: %s must be from 0 to %d seconds (a year), not %r" % (what, MAX_MS // 1000, seconds))
     return int(round(seconds * 1000))
 
 
@@ -389,8 +396,9 @@ class Client:
 
 
 def _positive(seconds, what):
-    """A deadline on the wire: whole milliseconds, or None when there is none."""
-    ms = _ms(seconds, what)
+    """A deadline on the wire: whole milliseconds, at most a year, or None when there is none
+    (0 or None)."""
+    ms = _ms(seconds, what, cap=True)
     return ms if ms else None
 
 

@@ -213,12 +213,23 @@ class RequestTest(ServerTest):
         self.assertEqual(now, datetime.datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=datetime.timezone.utc))
         self.ck.sleep(datetime.timedelta(hours=52))
         self.assertEqual(self.last(), {"id": 3, "op": "sleep", "ms": 52 * 3600 * 1000})
-        for bad in (-1, float("nan"), 10**10):  # 10**10 s is past Go's longest Duration
-            with self.assertRaises(ValueError, msg=bad):
+        self.ck.sleep(datetime.timedelta(days=365))  # a year: the longest chaoskit takes
+        self.assertEqual(self.last(), {"id": 4, "op": "sleep", "ms": 31_536_000_000})
+        two_years = datetime.timedelta(days=730)  # chaoskit would fail the process: "ms ... is not a duration chaoskit takes"
+        for bad in (-1, float("nan"), float("inf"), 31_536_000.001, two_years):
+            with self.assertRaisesRegex(ValueError, r"sleep must be from 0 to 31536000 seconds \(a year\)", msg=bad):
                 self.ck.sleep(bad)
-        with self.assertRaisesRegex(ValueError, "timeout must be from 0 to 9223372036 seconds"):
-            self.ck.await_("t", timeout=float("inf"))
-        self.assertEqual(len(self.server.lines), 3, "a duration out of range was sent")
+        with self.assertRaisesRegex(ValueError, "ttl must be from 0 to 31536000 seconds"):
+            self.ck.acquire("run-1", ttl=two_years)
+        with self.assertRaisesRegex(ValueError, "latency must be from 0 to 31536000 seconds"):
+            self.ck.model("plan", "it", latency=two_years)
+        for bad in (-1, float("nan")):
+            with self.assertRaisesRegex(ValueError, "timeout must be from 0", msg=bad):
+                self.ck.await_("t", timeout=bad)
+        self.assertEqual(len(self.server.lines), 4, "a duration out of range was sent")
+        for forever in (float("inf"), two_years):  # chaoskit counts a longer timeout as a year
+            self.ck.await_("t", timeout=forever)
+            self.assertEqual(self.last()["timeout_ms"], 31_536_000_000)
 
     def test_messages(self):
         want = [chaoskit.Message(topic="approvals", body="done", seq=1)]

@@ -1,0 +1,334 @@
+package process_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/internal/leftover"
+	"github.com/chaoskit/chaoskit/internal/needs"
+	"github.com/chaoskit/chaoskit/internal/testbin"
+)
+
+// The tests of the pytest plugin (python/pytest_chaoskit.py) and of the node:test helper
+// (js/nodetest.mjs) on a harness of two orders, six beats: each runs the test runner as a team
+// would, on a project of its own, and checks collection, naming, selection, failure output,
+// the replay commands and the report directory. The examples' whole campaigns are in
+// runners_campaign_test.go.
+
+// installPytest says how to get the pytest the plugin's tests run.
+const installPytest = "apt-get install -y python3-pytest"
+
+// project is a directory where a test runner runs as a user types its commands: chaoskit
+// on PATH, TMPDIR of the test's own, every process it starts marked as the test's.
+type project struct {
+	t     *testing.T
+	dir   string
+	env   []string
+	scope *leftover.Scope
+}
+
+// newProject returns the project in dir (a new temporary directory if ""), with files written
+// there.
+func newProject(t *testing.T, dir string, files map[string]string) *project {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	r := &project{t: t, dir: dir}
+	tmp, err := os.MkdirTemp("/tmp", "ck-runner-") // short: chaoskit's sockets live there
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	r.scope = leftover.New(tmp)
+	bin := filepath.Dir(testbin.Chaoskit(t))
+	r.env = append(os.Environ(), "PATH="+bin+string(filepath.ListSeparator)+os.Getenv("PATH"), "TMPDIR="+tmp,
+		"PYTHONDONTWRITEBYTECODE=1", r.scope.Env())
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(r.dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+// run runs a shell command line in the project and returns its output and exit status.
+func (r *project) run(line string) (string, int) {
+	r.t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", line)
+	cmd.Dir, cmd.Env = r.dir, r.env
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		r.t.Fatalf("%s: %v", line, err)
+	}
+	return string(out), cmd.ProcessState.ExitCode()
+}
+
+// want runs line and fails the test unless it exits with code and its output holds each of
+// wants; it returns the output.
+func (r *project) want(line string, code int, wants ...string) string {
+	r.t.Helper()
+	out, got := r.run(line)
+	if got != code {
+		r.t.Fatalf("%s: exit %d, want %d:\n%s", line, got, code, out)
+	}
+	for _, w := range wants {
+		if !strings.Contains(out, w) {
+			r.t.Errorf("%s: the output lacks %q:\n%s", line, w, out)
+		}
+	}
+	return out
+}
+
+// replays returns the two replay commands of the first failure in out: the test runner's and
+// chaoskit's.
+func replays(t *testing.T, out string) (runner, chaoskit string) {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^\s*replay: (.+)\n\s*or: (chaoskit replay .+?)\]?$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no replay commands in:\n%s", out)
+	}
+	return m[1], m[2]
+}
+
+// sameReport fails the test unless the report directories' report.json are the same, their
+// wall-clock fields (*_ms) and provenance (the command line that made each) aside.
+func sameReport(t *testing.T, want, got string) {
+	t.Helper()
+	var reps [2]any
+	for i, dir := range []string{want, got} {
+		b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &reps[i]); err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		m, _ := reps[i].(map[string]any)
+		if _, ok := m["provenance"]; !ok || m["duration_ms"] == nil {
+			t.Fatalf("%s/report.json has no provenance or duration_ms to leave out: the comparison would prove nothing", dir)
+		}
+		reps[i] = withoutWallClock(m, "provenance", "trailer") // the trailer sums the _ms fields too
+	}
+	if !reflect.DeepEqual(reps[0], reps[1]) {
+		a, _ := json.MarshalIndent(reps[0], "", " ")
+		b, _ := json.MarshalIndent(reps[1], "", " ")
+		al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+		for i := range min(len(al), len(bl)) {
+			if al[i] != bl[i] {
+				t.Fatalf("%s and %s differ first at line %d of their reports:\n  %s\n  %s", want, got, i+1, al[i], bl[i])
+			}
+		}
+		t.Fatalf("%s's report has %d lines, %s's %d", want, len(al), got, len(bl))
+	}
+}
+
+// withoutWallClock returns v without its fields ending in _ms, and without the named ones.
+func withoutWallClock(v any, drop ...string) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, x := range v {
+			if !strings.HasSuffix(k, "_ms") && !strings.Contains(strings.Join(drop, "\x00")+"\x00", k+"\x00") {
+				out[k] = withoutWallClock(x)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = withoutWallClock(x)
+		}
+		return out
+	}
+	return v
+}
+
+// ordersPy is a harness of two orders: each filed with create_po, then saved, then marked; a
+// restart resumes after the last order saved. --broken files without a key, so a kill between
+// the filing and the save files the order twice.
+const ordersPy = `import json, os, sys
+sys.path.insert(0, %q)
+import chaoskit
+
+state = os.environ.get("CHAOSKIT_STATE_DIR", ".")
+if "--dump-state" in sys.argv:
+    p = os.path.join(state, "orders.json")
+    print(open(p).read() if os.path.exists(p) else "[]")
+    sys.exit(0)
+ck = chaoskit.connect()
+path = os.path.join(ck.state_dir, "orders.json")
+orders = json.load(open(path)) if os.path.exists(path) else []
+for i in range(len(orders), 2):
+    reply = ck.call("create_po", {"order": i}, key=None if "--broken" in sys.argv else "po-%%d" %% i)
+    orders.append(reply.id)
+    with open(path + ".tmp", "w") as f:
+        json.dump(orders, f)
+    os.replace(path + ".tmp", path)
+    ck.mark("order %%d" %% i)
+ck.done(orders)
+`
+
+// The pytest plugin as a Python team uses it: a test per case named for its schedule, in both
+// forms (the fixture's check(), the marker); -x stops at the first failure, which prints the
+// property, the beats around the fault and two replay commands that fail the same way; -k picks
+// a case by its schedule; --lf runs the failed ones again; --chaoskit-out writes the report
+// chaoskit run writes; a target refused as not deterministic fails one test saying why, and
+// its report holds the refusal; without chaoskit, one line says how to install it.
+func TestPytestPlugin(t *testing.T) {
+	py := pythonExe(t)
+	needs.Command(t, "pytest", installPytest)
+	t.Parallel()
+	client, _ := filepath.Abs("python")
+	harness := fmt.Sprintf("[%q, '-S', '-B', 'orders.py']", py)
+	r := newProject(t, "", map[string]string{
+		"orders.py": fmt.Sprintf(ordersPy, client),
+		"noisy.py": fmt.Sprintf(`import os, sys
+sys.path.insert(0, %q)
+import chaoskit
+ck = chaoskit.connect()
+with open(os.path.join(ck.state_dir, "noise"), "wb") as f:
+    f.write(os.urandom(8))  # another state every run
+ck.mark("noise")
+ck.done(None)
+`, client),
+		"conftest.py": fmt.Sprintf("import sys\nsys.path.insert(0, %q)\npytest_plugins = [\"pytest_chaoskit\"]\n", client),
+		"test_orders.py": fmt.Sprintf(`import pytest
+
+HARNESS = %s
+TOOLS = {"create_po": "idempotent-by-key"}
+
+
+def test_orders(chaoskit):
+    chaoskit.check(HARNESS, tools=TOOLS, state=HARNESS + ["--dump-state"], faults=["kill"])
+
+
+@pytest.mark.chaoskit(HARNESS + ["--broken"], tools=TOOLS, state=HARNESS + ["--dump-state"], faults="kill")
+def test_broken_orders(chaoskit):
+    assert chaoskit.case["verdict"] == "pass"  # the body runs once the case passed
+`, harness),
+		"test_noisy.py": fmt.Sprintf("def test_noisy(chaoskit):\n    chaoskit.check([%q, '-S', '-B', 'noisy.py'], tools={'create_po': 'idempotent-by-key'})\n", py),
+	})
+
+	out := r.want("pytest -q --co test_orders.py", 0, "12 tests collected")
+	for _, test := range []string{"test_orders", "test_broken_orders"} {
+		for beat := range 6 {
+			if want := fmt.Sprintf("test_orders.py::%s[kill@%d]\n", test, beat); !strings.Contains(out, want) {
+				t.Errorf("--co lacks %q:\n%s", want, out)
+			}
+		}
+	}
+
+	out = r.want("pytest -q -x -p no:cacheprovider test_orders.py", 1, "1 failed, 7 passed", "stopping after 1 failures",
+		"FAILED test_orders.py::test_broken_orders[kill@1]",
+		"orders.py --broken under kill@1 (seed 1): fail", "violated no-duplicate-effects: create_po {\"order\":0} applied 2×",
+		"beats around the fault:", "p0  tool create_po applied   <- kill@1",
+		"replay: pytest -p no:cacheprovider 'test_orders.py::test_broken_orders[kill@1]'")
+	pytestReplay, chaoskitReplay := replays(t, out)
+	r.want(pytestReplay, 1, "1 failed in", "violated no-duplicate-effects")
+	r.want(chaoskitReplay, 1, "under kill@1 (seed 1): fail", "violated no-duplicate-effects")
+	r.scope.Check(t) // -x stopped the campaign under way
+
+	r.want("pytest -q -p no:cacheprovider -k 'kill@4' test_orders.py", 1, "1 failed, 1 passed, 10 deselected",
+		"FAILED test_orders.py::test_broken_orders[kill@4]")
+
+	out = r.want("pytest -q --chaoskit-out reports test_orders.py", 1, "2 failed, 10 passed",
+		"wrote the report directory reports/test_orders.test_broken_orders")
+	r.want("pytest -q --lf test_orders.py", 1, "2 failed, 10 deselected")
+	cli := fmt.Sprintf("chaoskit run --exec %s --tool create_po=idempotent-by-key --state %s --faults kill --out cli --format json",
+		shellQuote(py+" -S -B orders.py --broken"), shellQuote(py+" -S -B orders.py --dump-state"))
+	r.want(cli, 1)
+	sameReport(t, filepath.Join(r.dir, "cli"), filepath.Join(r.dir, "reports", "test_orders.test_broken_orders"))
+
+	r.want("pytest -q -p no:cacheprovider --chaoskit-out reports test_noisy.py", 1, "1 failed",
+		"FAILED test_noisy.py::test_noisy[golden]", "target is not deterministic: two golden runs left different states",
+		"wrote the report directory reports/test_noisy.test_noisy")
+	cases, err := readCases(filepath.Join(r.dir, "reports", "test_noisy.test_noisy"))
+	if err != nil || len(cases) != 1 || cases[0].Verdict != "unknown" {
+		t.Errorf("the refused campaign's report: %+v, %v", cases, err)
+	}
+
+	r.want("PATH=/usr/bin:/bin pytest -q -p no:cacheprovider test_orders.py", 1, "2 failed",
+		"chaoskit: the chaoskit command is not on PATH; install it with go install github.com/chaoskit/chaoskit/cmd/chaoskit@latest (or give --chaoskit-bin PATH)")
+	r.scope.Check(t)
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// ordersMjs is ordersPy in JavaScript.
+const ordersMjs = `import fs from 'node:fs';
+import path from 'node:path';
+import { connect } from %q;
+
+const broken = process.argv.includes('--broken');
+if (process.argv.includes('--dump-state')) {
+  const p = path.join(process.env.CHAOSKIT_STATE_DIR ?? '.', 'orders.json');
+  process.stdout.write(fs.existsSync(p) ? fs.readFileSync(p, 'utf8') : '[]');
+} else {
+  const ck = await connect();
+  const file = path.join(ck.stateDir, 'orders.json');
+  const orders = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : [];
+  for (let i = orders.length; i < 2; i++) {
+    const reply = await ck.call({ tool: 'create_po', args: { order: i }, key: broken ? undefined : 'po-' + i });
+    orders.push(reply.id);
+    fs.writeFileSync(file + '.tmp', JSON.stringify(orders));
+    fs.renameSync(file + '.tmp', file);
+    await ck.mark('order ' + i);
+  }
+  await ck.done(orders);
+}
+`
+
+// The node:test helper as a JavaScript team uses it: a suite with a test per case named for its
+// schedule; a failure prints the property, the beats around the fault and two replay commands
+// that fail the same way; --test-name-pattern runs one case, and only that case runs (its report
+// holds it alone); CHAOSKIT_OUT writes the report chaoskit run writes; without chaoskit, one
+// line says how to install it.
+func TestNodeTestHelper(t *testing.T) {
+	needNode(t)
+	t.Parallel()
+	client, _ := filepath.Abs(filepath.Join("js", "chaoskit.mjs"))
+	helper, _ := filepath.Abs(filepath.Join("js", "nodetest.mjs"))
+	r := newProject(t, "", map[string]string{
+		"orders.mjs": fmt.Sprintf(ordersMjs, client),
+		"orders.test.mjs": fmt.Sprintf(`import { check } from %q;
+
+check('orders', {
+  exec: ['node', 'orders.mjs', ...(process.env.BROKEN ? ['--broken'] : [])],
+  tools: { create_po: 'idempotent-by-key' },
+  state: 'node orders.mjs --dump-state',
+  faults: ['kill'],
+});
+`, helper),
+	})
+	r.want("node --test", 0, "# pass 6", "# fail 0")
+
+	out := r.want("BROKEN=1 CHAOSKIT_OUT=reports node --test --test-reporter=spec", 1, "✔ kill@0", "✖ kill@1", "✖ kill@4", "ℹ pass 4",
+		"node orders.mjs --broken under kill@1 (seed 1): fail", `violated no-duplicate-effects: create_po {"order":0} applied 2×`,
+		"beats around the fault:", "p0  tool create_po applied   <- kill@1",
+		"replay: node --test --test-name-pattern '^kill@1$' orders.test.mjs",
+		"chaoskit: orders: wrote the report directory "+filepath.Join(r.dir, "reports", "orders"))
+	nodeReplay, chaoskitReplay := replays(t, out)
+	r.want("BROKEN=1 "+nodeReplay, 1, "# pass 0", "# fail 1", "# skipped 5", "violated no-duplicate-effects")
+	r.want(chaoskitReplay, 1, "under kill@1 (seed 1): fail", "violated no-duplicate-effects")
+	r.want("chaoskit run --exec 'node orders.mjs --broken' --tool create_po=idempotent-by-key --state 'node orders.mjs --dump-state' --faults kill --out cli --format json", 1)
+	sameReport(t, filepath.Join(r.dir, "cli"), filepath.Join(r.dir, "reports", "orders"))
+
+	r.want("BROKEN=1 CHAOSKIT_OUT=one node --test --test-name-pattern '^kill@4$'", 1, "# fail 1", "# skipped 5")
+	if cases, err := readCases(filepath.Join(r.dir, "one", "orders")); err != nil || len(cases) != 1 || cases[0].Schedule != "kill@4" {
+		t.Errorf("a pattern that names one case ran %+v (%v), want kill@4 alone", cases, err)
+	}
+
+	r.want("PATH=/usr/bin:/bin node --test", 1, "# fail 1",
+		"the chaoskit command is not on PATH; install it with go install github.com/chaoskit/chaoskit/cmd/chaoskit@latest (or set CHAOSKIT_BIN)")
+	r.scope.Check(t)
+}
