@@ -43,6 +43,17 @@
 // switch (a worker preempted); of the tools: tool-transient, tool-ambiguous, tool-timeout,
 // callback-dup; and of the model: model-ratelimit, model-error, model-context, model-hang.
 //
+// # Adding a fault kind
+//
+// A kind is one entry of the table in kind.go (KindInfo, keyed fields) plus its behaviour in one
+// place: a crash that reaches the disk in Disk.Crash (crash.go); a fault of the world in the
+// harness's Env (where a tool or model call meets it). Everything else reads the table: which
+// beats it fires at (On), what it ends (Ends) and whether the disk sees it (Disk), how long it
+// holds (End), how a schedule writes it (Arg, Modes, Lasts), how an exhaustive campaign lists it
+// (Listed) and how shrinking simplifies it (its Arg). A world fault that answers a process target
+// with a new error code also adds the code to the process adapter's table, which a test checks
+// every client's list against.
+//
 // # Schedules
 //
 // A Schedule lists faults by beat, in a text form that round-trips: "power@17",
