@@ -210,10 +210,10 @@ func (c *Campaign) runners(o Options) ([]*harness.Runner, error) {
 
 // Listed is a case of a campaign before it runs, as List gives it.
 type Listed struct {
-	Target   string `json:"target"`
-	ID       string `json:"id"`    // CaseID: what RunOptions.Only takes
-	Index    int    `json:"index"` // its position in its target's campaign, as reports.Case.Index
-	Schedule string `json:"schedule"`
+	Target   string          `json:"target"`
+	ID       string          `json:"id"`    // CaseID: what RunOptions.Only takes
+	Index    int             `json:"index"` // its position in its target's campaign, as reports.Case.Index
+	Schedule faults.Schedule `json:"schedule"`
 }
 
 // List records each target's golden run, as Run does (with Run's error for a target that
@@ -233,7 +233,7 @@ func (c *Campaign) List() (iter.Seq[Listed], error) {
 		for i, seq := range todo {
 			name := c.Targets[i].Name
 			for k, s := range seq {
-				if !yield(Listed{Target: name, ID: CaseID(name, s), Index: k, Schedule: s.String()}) {
+				if !yield(Listed{Target: name, ID: CaseID(name, s), Index: k, Schedule: s}) {
 					return
 				}
 			}
@@ -478,7 +478,7 @@ func Report(c *harness.Case, index int) reports.Case {
 		Target:           c.Target,
 		ID:               c.ID(),
 		Index:            index,
-		Schedule:         c.Schedule.String(),
+		Schedule:         c.Schedule,
 		Verdict:          v.Outcome,
 		Violations:       v.Violations,
 		Detected:         v.Detected,
@@ -495,11 +495,12 @@ func Report(c *harness.Case, index int) reports.Case {
 		rc.Violations = []oracle.Violation{}
 	}
 	if c.Shrunk != nil {
-		rc.Shrunk = c.Shrunk.String()
+		rc.Shrunk = c.Shrunk
+		if c.Shrunk.String() != c.Schedule.String() {
+			rc.ShrunkRepro = c.ShrunkRepro
+		}
 	}
-	for _, f := range c.Unfired {
-		rc.Unfired = append(rc.Unfired, f.String())
-	}
+	rc.Unfired = c.Unfired
 	if v.Outcome != oracle.Pass || v.Detected != "" {
 		for _, b := range c.Trace() {
 			rc.Trace = append(rc.Trace, reports.TraceBeat(b))

@@ -80,6 +80,9 @@ func Stream(ctx context.Context, rn *harness.Runner, seq iter.Seq2[int, faults.S
 			c := rn.Run(s)
 			if c.Failed() && o.Mode == Random && !o.NoShrink {
 				c.Shrunk = Shrink(rn, c, o)
+				if repro := rn.Options().Repro; repro != nil {
+					c.ShrunkRepro = repro(c.Shrunk)
+				}
 			}
 			mu.Lock()
 			defer mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
 )
@@ -100,9 +101,9 @@ func FuzzParseGate(f *testing.F) {
 func TestGateCheck(t *testing.T) {
 	r := &reports.Report{Options: gateCampaign}
 	for _, c := range []reports.Case{
-		{Target: "reference", Schedule: "kill@1", Verdict: oracle.Pass, Metrics: oracle.Metrics{WorkLostBeats: 1}},
-		{Target: "reference", Schedule: "power@2", Verdict: oracle.Pass, Metrics: oracle.Metrics{WorkLostBeats: 3}},
-		{Target: "reference/act-then-save", Schedule: "kill@1", Verdict: oracle.Fail, Metrics: oracle.Metrics{Duplicates: 2},
+		{Target: "reference", Schedule: faults.MustParseSchedule("kill@1"), Verdict: oracle.Pass, Metrics: oracle.Metrics{WorkLostBeats: 1}},
+		{Target: "reference", Schedule: faults.MustParseSchedule("power@2"), Verdict: oracle.Pass, Metrics: oracle.Metrics{WorkLostBeats: 3}},
+		{Target: "reference/act-then-save", Schedule: faults.MustParseSchedule("kill@1"), Verdict: oracle.Fail, Metrics: oracle.Metrics{Duplicates: 2},
 			Violations: []oracle.Violation{{Property: "no-duplicate-effects"}}},
 	} {
 		r.Cases = append(r.Cases, c)

@@ -3,6 +3,7 @@ package campaign_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -57,7 +58,7 @@ func TestListThenRunSome(t *testing.T) {
 	byID := map[string]reports.Case{}
 	for i, l := range list {
 		rc := full.Cases[i]
-		if l.Target != rc.Target || l.ID != rc.ID || l.Index != rc.Index || l.Schedule != rc.Schedule {
+		if l.Target != rc.Target || l.ID != rc.ID || l.Index != rc.Index || l.Schedule.String() != rc.Schedule.String() {
 			t.Errorf("listed %+v, ran %s (index %d)", l, rc.ID, rc.Index)
 		}
 		byID[rc.ID] = rc
@@ -103,7 +104,7 @@ func TestListThenRunSome(t *testing.T) {
 			want = append(want, l)
 		}
 	}
-	if got := listed(t, c); !slices.Equal(got, want) {
+	if got := listed(t, c); !reflect.DeepEqual(got, want) {
 		t.Errorf("shard 2/3 lists %v, want %v", got, want)
 	}
 }

@@ -86,6 +86,45 @@ func (s Schedule) String() string {
 	return b.String()
 }
 
+// MarshalText writes s's text form (String), so that a schedule in JSON is its text.
+func (s Schedule) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText parses ParseSchedule's form.
+func (s *Schedule) UnmarshalText(text []byte) error {
+	v, err := ParseSchedule(string(text))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
+// MustParseSchedule is ParseSchedule for a schedule known to be well formed (a literal): it
+// panics on an error.
+func MustParseSchedule(text string) Schedule {
+	s, err := ParseSchedule(text)
+	if err != nil {
+		panic("faults: MustParseSchedule: " + err.Error())
+	}
+	return s
+}
+
+// MarshalText writes f's text form (String).
+func (f Fault) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
+
+// UnmarshalText parses the text form of one fault.
+func (f *Fault) UnmarshalText(text []byte) error {
+	s, err := ParseSchedule(string(text))
+	if err != nil {
+		return err
+	}
+	if len(s) != 1 {
+		return fmt.Errorf("fault %q: want one fault", text)
+	}
+	*f = s[0]
+	return nil
+}
+
 // Validate reports what is wrong with s, if anything: what ParseSchedule would refuse in its
 // text form (an unknown kind, beats not strictly increasing, a lease without a duration), or an
 // argument its kind does not take.

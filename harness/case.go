@@ -18,8 +18,10 @@ type Case struct {
 	Schedule faults.Schedule
 	Verdict  oracle.Verdict
 	// Shrunk is, for a failure a campaign shrank, the smallest schedule found that still
-	// breaks the first property this case broke.
-	Shrunk faults.Schedule
+	// breaks the first property this case broke, and ShrunkRepro the command that replays it
+	// (Options.Repro of Shrunk).
+	Shrunk      faults.Schedule
+	ShrunkRepro string
 	// Unfired lists the faults that never fired: the run ended first.
 	Unfired []faults.Fault
 	// Result is what the run's last process returned, and State the durable state read back

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/spf13/afero"
 
@@ -16,7 +17,7 @@ func twoCases(dups int, shard string, cases ...int) *reports.Report {
 	r := &reports.Report{Schema: reports.Schema, Seed: 7,
 		Options: reports.Options{Targets: []string{"agent"}, Mode: "exhaustive", Faults: []string{"kill"}, Shard: shard}}
 	for _, i := range cases {
-		c := reports.Case{Target: "agent", ID: fmt.Sprintf("agent:kill@%d", i), Index: i, Schedule: fmt.Sprintf("kill@%d", i),
+		c := reports.Case{Target: "agent", ID: fmt.Sprintf("agent:kill@%d", i), Index: i, Schedule: faults.MustParseSchedule(fmt.Sprintf("kill@%d", i)),
 			Verdict: oracle.Pass, Violations: []oracle.Violation{}, Metrics: oracle.Metrics{WorkLostBeats: i}}
 		if i == 1 && dups > 0 {
 			c.Verdict, c.Duplicates = oracle.Fail, dups

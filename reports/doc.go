@@ -37,7 +37,8 @@
 // (why a case is unknown); not_checked (properties that could not be evaluated, with why);
 // unfired (scheduled faults the run ended before); shrunk (for a failure of a random campaign,
 // the smallest schedule found that still breaks its first property: the one to read and
-// replay); the metrics restarts, failed_processes, beats, golden_beats, work_lost_beats,
+// replay); shrunk_repro (the command that replays it, when it is not the schedule itself); the
+// metrics restarts, failed_processes, beats, golden_beats, work_lost_beats,
 // resume_beats, duplicates, lost_effects, phantom_effects, state_mismatch and
 // model_calls_remade; duplicates_by_tool; trace (the beats around each fault, for cases that did
 // not pass); diff (the state or result difference, -golden +faulty); repro (the command that

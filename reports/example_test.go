@@ -3,6 +3,7 @@ package reports_test
 import (
 	"os"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/reports"
 
 	"github.com/chaoskit/chaoskit/oracle"
@@ -15,7 +16,7 @@ func ExampleReport_Markdown() {
 		return "chaoskit replay --target " + target + " --seed 7 --schedule '" + schedule + "'"
 	}
 	pass := func(target, schedule string, workLost int) reports.Case {
-		return reports.Case{Target: target, ID: target + ":" + schedule, Schedule: schedule, Verdict: oracle.Pass,
+		return reports.Case{Target: target, ID: target + ":" + schedule, Schedule: faults.MustParseSchedule(schedule), Verdict: oracle.Pass,
 			Metrics: oracle.Metrics{Restarts: 1, WorkLostBeats: workLost}, Repro: repro(target, schedule)}
 	}
 	r := &reports.Report{
@@ -27,7 +28,7 @@ func ExampleReport_Markdown() {
 			pass("agent", "power@3", 2),
 			pass("agent/act-then-save", "kill@3", 1),
 			{
-				Target: "agent/act-then-save", ID: "agent/act-then-save:kill@9", Schedule: "kill@9",
+				Target: "agent/act-then-save", ID: "agent/act-then-save:kill@9", Schedule: faults.MustParseSchedule("kill@9"),
 				Verdict: oracle.Fail,
 				Violations: []oracle.Violation{
 					{Property: "no-duplicate-effects", Detail: "create_po applied 2× (golden 1×) by the calls sent at beat 8 (process 0), beat 11 (process 1)"},

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
 )
 
@@ -33,8 +35,8 @@ func demoReport(t testing.TB) *Report {
 		// A few two-fault schedules, as a random campaign makes.
 		for beat := 3; beat < golden[target]; beat += 9 {
 			c := fixtureCase(ti, target, 0, "kill", beat, golden[target])
-			c.Schedule = fmt.Sprintf("kill@%d,power@%d", beat, beat+4)
-			c.ID = target + ":" + c.Schedule
+			c.Schedule = faults.MustParseSchedule(fmt.Sprintf("kill@%d,power@%d", beat, beat+4))
+			c.ID = target + ":" + c.Schedule.String()
 			r.Cases = append(r.Cases, c)
 		}
 	}
@@ -47,7 +49,7 @@ func fixtureCase(ti int, target string, ki int, kind string, beat, golden int) C
 	if kind == "diskfull" {
 		schedule += ":4096"
 	}
-	c := Case{Target: target, ID: target + ":" + schedule, Schedule: schedule, Verdict: oracle.Pass,
+	c := Case{Target: target, ID: target + ":" + schedule, Schedule: faults.MustParseSchedule(schedule), Verdict: oracle.Pass,
 		Repro:      fmt.Sprintf("chaoskit replay --target %s --seed 1 --schedule '%s'", target, schedule),
 		DurationMs: float64((beat*7+ti)%23) / 10,
 		Metrics: oracle.Metrics{Restarts: 1, Beats: golden + beat%5, GoldenBeats: golden,
@@ -126,7 +128,7 @@ func randomReport(t testing.TB) *Report {
 	const target = "agent"
 	for i := range 1500 {
 		schedule := fmt.Sprintf("kill@%d,lease@%d+2h", i%90, 100+i)
-		c := Case{Target: target, ID: target + ":" + schedule, Index: i, Schedule: schedule, Verdict: oracle.Pass,
+		c := Case{Target: target, ID: target + ":" + schedule, Index: i, Schedule: faults.MustParseSchedule(schedule), Verdict: oracle.Pass,
 			Repro:   fmt.Sprintf("chaoskit replay --target %s --seed 3 --schedule '%s'", target, schedule),
 			Metrics: oracle.Metrics{Restarts: 1, Beats: 100, GoldenBeats: 90}}
 		switch {
@@ -137,10 +139,12 @@ func randomReport(t testing.TB) *Report {
 				{Property: "same-state", Detail: "the state differs from the golden run's (-golden +faulty):\n" + fixtureDiff(2)},
 			}
 			c.Diff = fixtureDiff(1)
-			c.Shrunk = fmt.Sprintf("power@%d", i%90)
+			c.Shrunk = faults.MustParseSchedule(fmt.Sprintf("power@%d", i%90))
+			c.ShrunkRepro = fmt.Sprintf("chaoskit replay --target %s --seed 3 --schedule '%s'", target, c.Shrunk)
 			c.Trace = fixtureTrace(schedule, i%90)
 			if i == 207 {
 				c.Repro = "go test ./orders -run '^TestOrders$' -chaoskit.schedule='" + schedule + "'"
+				c.ShrunkRepro = "go test ./orders -run '^TestOrders$' -chaoskit.schedule='" + c.Shrunk.String() + "'"
 			}
 		case i%100 == 3:
 			c.NotChecked = []string{"same-state: the run did not complete", "same-result: the run did not complete"}
@@ -148,7 +152,7 @@ func randomReport(t testing.TB) *Report {
 			c.NotChecked = []string{"bounded-work-lost: the target made no progress marks (call Env.Mark after each durable step)"}
 		case i == 5:
 			c.NotChecked = []string{"bounded-work-lost: a corruption destroyed durable progress, so redoing work is expected"}
-			c.Unfired = []string{"lease@10+2h"}
+			c.Unfired = []faults.Fault{{Kind: faults.Lease, Beat: 10, Dur: 2 * time.Hour}}
 		case i == 6:
 			c.Refused = "the lease was lost: a person must decide"
 			c.FailedProcesses = 2

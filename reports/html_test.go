@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/oracle"
 )
@@ -213,7 +214,7 @@ func TestHTMLKindChart(t *testing.T) {
 	r := &Report{Schema: Schema, Options: Options{Mode: "exhaustive", Faults: []string{"kill", "lease", "model-ratelimit"}}}
 	add := func(kind string, n, failed int) {
 		for i := range n {
-			c := Case{Target: "t", Schedule: fmt.Sprintf("%s@%d", kind, i), Verdict: oracle.Pass}
+			c := Case{Target: "t", Schedule: faults.Schedule{{Kind: faults.Kind(kind), Beat: i}}, Verdict: oracle.Pass}
 			if i < failed {
 				c.Verdict, c.Violations = oracle.Fail, []oracle.Violation{{Property: "no-duplicate-effects"}}
 			}

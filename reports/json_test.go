@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/reports"
 	"pgregory.net/rapid"
 
@@ -26,12 +27,12 @@ func genReport(t *rapid.T) *reports.Report {
 	for i := 0; i < n; i++ {
 		c := reports.Case{
 			Target:     word.Draw(t, "target"),
-			Schedule:   rapid.SampledFrom([]string{"kill@3", "power@17", "kill@4,power@9", "diskfull@2:10"}).Draw(t, "schedule"),
+			Schedule:   faults.MustParseSchedule(rapid.SampledFrom([]string{"kill@3", "power@17", "kill@4,power@9", "diskfull@2:10"}).Draw(t, "schedule")),
 			Verdict:    rapid.SampledFrom([]oracle.Outcome{oracle.Pass, oracle.Fail, oracle.Unknown}).Draw(t, "verdict"),
 			Violations: []oracle.Violation{},
 			Repro:      "chaoskit replay ...",
 		}
-		c.ID = c.Target + ":" + c.Schedule
+		c.ID = c.Target + ":" + c.Schedule.String()
 		if c.Verdict == oracle.Fail {
 			c.Violations = append(c.Violations, oracle.Violation{Property: "no-duplicate-effects", Detail: rapid.String().Draw(t, "detail")})
 			c.Duplicates = rapid.IntRange(1, 5).Draw(t, "dups")
@@ -149,7 +150,7 @@ func TestLoadRefusesWhatIsNotAReportOfItsSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Cases = append(r.Cases, reports.Case{Target: "a", ID: "a:kill@1", Schedule: "kill@1", Verdict: oracle.Pass})
+	r.Cases = append(r.Cases, reports.Case{Target: "a", ID: "a:kill@1", Schedule: faults.MustParseSchedule("kill@1"), Verdict: oracle.Pass})
 	b, _ := r.Marshal()
 	body, _, _ := strings.Cut(string(b), ",\n  \"trailer\": ")
 	if want := sealed(body+"\n}\n", 1); string(b) != want {
@@ -159,10 +160,10 @@ func TestLoadRefusesWhatIsNotAReportOfItsSchema(t *testing.T) {
 
 func TestSummarizeByFault(t *testing.T) {
 	r := &reports.Report{Cases: []reports.Case{
-		{Target: "a", Schedule: "kill@1", Verdict: oracle.Pass, Metrics: oracle.Metrics{WorkLostBeats: 2}},
-		{Target: "a", Schedule: "kill@2,power@5", Verdict: oracle.Fail, Metrics: oracle.Metrics{Duplicates: 1, WorkLostBeats: 3},
+		{Target: "a", Schedule: faults.MustParseSchedule("kill@1"), Verdict: oracle.Pass, Metrics: oracle.Metrics{WorkLostBeats: 2}},
+		{Target: "a", Schedule: faults.MustParseSchedule("kill@2,power@5"), Verdict: oracle.Fail, Metrics: oracle.Metrics{Duplicates: 1, WorkLostBeats: 3},
 			Violations: []oracle.Violation{{Property: "no-duplicate-effects"}}},
-		{Target: "b", Schedule: "power@1", Verdict: oracle.Unknown},
+		{Target: "b", Schedule: faults.MustParseSchedule("power@1"), Verdict: oracle.Unknown},
 	}}
 	r.Summarize(map[string]int{"a": 40})
 	if len(r.Summary.Targets) != 2 || r.Summary.Targets[0].Target != "a" || r.Summary.Targets[0].GoldenBeats != 40 {

@@ -178,7 +178,7 @@ type junitProblem struct {
 }
 
 func junitCaseOf(c *Case) junitCase {
-	jc := junitCase{Classname: "chaoskit." + c.Target, Name: c.Schedule, Time: seconds(c.DurationMs)}
+	jc := junitCase{Classname: "chaoskit." + c.Target, Name: c.Schedule.String(), Time: seconds(c.DurationMs)}
 	switch {
 	case c.Verdict == oracle.Fail:
 		jc.Failure = &junitProblem{Message: headline(c), Type: "fail", Text: failureText(c)}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/oracle"
 )
@@ -117,7 +118,7 @@ func checkSuite(t *testing.T, s parsedSuite, ts *TargetSummary, cases []*Case) {
 		if pc.Classname == nil || pc.Name == nil || pc.Time == nil {
 			t.Fatalf("testcase %d of %q lacks an attribute", i, name)
 		}
-		if *pc.Classname != "chaoskit."+name || *pc.Name != cases[i].Schedule || !secondsAttr.MatchString(*pc.Time) {
+		if *pc.Classname != "chaoskit."+name || *pc.Name != cases[i].Schedule.String() || !secondsAttr.MatchString(*pc.Time) {
 			t.Errorf("testcase classname=%q name=%q time=%q; want chaoskit.%s, %s and seconds",
 				*pc.Classname, *pc.Name, *pc.Time, name, cases[i].Schedule)
 		}
@@ -223,9 +224,9 @@ func TestJUnitShrunk(t *testing.T) {
 // Without the campaign's time, a suite's is the sum of its cases'.
 func TestJUnitSuiteTimesAddUpToTheCampaign(t *testing.T) {
 	r := &Report{Schema: Schema, DurationMs: 1000, Cases: []Case{
-		{Target: "a", ID: "a:kill@1", Schedule: "kill@1", Verdict: oracle.Pass, DurationMs: 900},
-		{Target: "a", ID: "a:kill@2", Schedule: "kill@2", Verdict: oracle.Pass, DurationMs: 600},
-		{Target: "b", ID: "b:kill@1", Schedule: "kill@1", Verdict: oracle.Pass, DurationMs: 500},
+		{Target: "a", ID: "a:kill@1", Schedule: faults.MustParseSchedule("kill@1"), Verdict: oracle.Pass, DurationMs: 900},
+		{Target: "a", ID: "a:kill@2", Schedule: faults.MustParseSchedule("kill@2"), Verdict: oracle.Pass, DurationMs: 600},
+		{Target: "b", ID: "b:kill@1", Schedule: faults.MustParseSchedule("kill@1"), Verdict: oracle.Pass, DurationMs: 500},
 	}}
 	r.Summarize(nil)
 	for _, tc := range []struct {

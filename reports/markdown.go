@@ -96,7 +96,7 @@ func writeMarkdownProblems(b *strings.Builder, t *targetView) {
 	fmt.Fprintf(b, "\n### %s: %s\n\n", mdText(t.Target), problemsLine(&t.Stats))
 	shown := t.Problems[:min(len(t.Problems), markdownCasesPerTarget)]
 	for _, c := range shown {
-		fmt.Fprintf(b, "- %s — %s", mdCode(c.Schedule), mdText(headline(c)))
+		fmt.Fprintf(b, "- %s — %s", mdCode(c.Schedule.String()), mdText(headline(c)))
 		if s := shrunk(c); s != "" {
 			// The shrunk schedule is the one to read and replay: it comes first.
 			fmt.Fprintf(b, "\\\n  **shrunk to %s**, which still breaks %s", mdCode(s), mdText(firstProperty(c)))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
 )
 
@@ -86,7 +87,7 @@ func TestMarkdownFailures(t *testing.T) {
 
 func TestMarkdownAllPassed(t *testing.T) {
 	r := &Report{Schema: Schema, Options: Options{Mode: "random", Faults: []string{"kill"}}, Cases: []Case{
-		{Target: "t", Schedule: "kill@1", Verdict: oracle.Pass, Repro: "chaoskit replay"},
+		{Target: "t", Schedule: faults.MustParseSchedule("kill@1"), Verdict: oracle.Pass, Repro: "chaoskit replay"},
 	}}
 	r.Summarize(nil)
 	if md := renderMarkdown(t, r); !strings.Contains(md, "None: every case passed.") {

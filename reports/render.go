@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -585,37 +584,19 @@ func Count(n int, noun string) string {
 
 // shrunk returns c's shrunk schedule when it differs from its schedule, or "".
 func shrunk(c *Case) string {
-	if c.Shrunk == c.Schedule {
+	if len(c.Shrunk) == 0 || c.Shrunk.String() == c.Schedule.String() {
 		return ""
 	}
-	return c.Shrunk
+	return c.Shrunk.String()
 }
 
-// shrunkRepro returns the command that replays c's shrunk schedule: c's own replay command,
-// which replays the schedule as found, with the schedule replaced. It returns "" when c has no
-// shrunk schedule of its own or its command names no schedule.
+// shrunkRepro returns the command that replays c's shrunk schedule, or "" when c has no shrunk
+// schedule of its own (or no command for it).
 func shrunkRepro(c *Case) string {
 	if shrunk(c) == "" {
 		return ""
 	}
-	cmd, _ := replaceSchedule(c.Repro, c.Shrunk)
-	return cmd
-}
-
-// scheduleFlag matches the schedule of a replay command: chaoskit's --schedule or go test's
-// -chaoskit.schedule, followed by "=" or a space, and its value, quoted or not.
-var scheduleFlag = regexp.MustCompile(`(?:^|\s)--?(?:chaoskit\.)?schedule(?:=|\s+)('[^']*'|"[^"]*"|[^\s'"]*)`)
-
-// replaceSchedule returns the replay command cmd with the value of its (last) schedule flag
-// replaced by schedule, in single quotes; false if cmd has no schedule flag.
-func replaceSchedule(cmd, schedule string) (string, bool) {
-	all := scheduleFlag.FindAllStringSubmatchIndex(cmd, -1)
-	if len(all) == 0 {
-		return "", false
-	}
-	m := all[len(all)-1]
-	quoted := "'" + strings.ReplaceAll(schedule, "'", `'\''`) + "'"
-	return cmd[:m[2]] + quoted + cmd[m[3]:], true
+	return c.ShrunkRepro
 }
 
 // problemsLine counts what a target's problem list holds, e.g. "58 failed, 2 unknown".

@@ -14,25 +14,26 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
 )
 
 func TestProblemsOrder(t *testing.T) {
 	fail := func(schedule, property string) *Case {
-		return &Case{Schedule: schedule, Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: property}}}
+		return &Case{Schedule: faults.MustParseSchedule(schedule), Verdict: oracle.Fail, Violations: []oracle.Violation{{Property: property}}}
 	}
 	cases := []*Case{
-		{Schedule: "kill@0", Verdict: oracle.Pass},
-		{Schedule: "kill@1", Verdict: oracle.Unknown},
+		{Schedule: faults.MustParseSchedule("kill@0"), Verdict: oracle.Pass},
+		{Schedule: faults.MustParseSchedule("kill@1"), Verdict: oracle.Unknown},
 		fail("kill@2", "same-state"),
 		fail("kill@3", "same-state"),
 		fail("power@3", "same-state"),
 		fail("kill@4", "no-duplicate-effects"),
-		{Schedule: "kill@5", Verdict: oracle.Unknown},
+		{Schedule: faults.MustParseSchedule("kill@5"), Verdict: oracle.Unknown},
 	}
 	var got []string
 	for _, c := range problems(cases) {
-		got = append(got, c.Schedule)
+		got = append(got, c.Schedule.String())
 	}
 	want := []string{"kill@2", "power@3", "kill@4", "kill@3", "kill@1", "kill@5"}
 	if !slices.Equal(got, want) {
@@ -183,32 +184,15 @@ func TestPlural(t *testing.T) {
 	}
 }
 
-func TestReplaceSchedule(t *testing.T) {
-	for _, tc := range []struct{ cmd, want string }{
-		{"chaoskit replay --target reference --seed 1 --schedule 'corrupt@73,power@91'",
-			"chaoskit replay --target reference --seed 1 --schedule 'power@74'"},
-		{"go test ./orders -run '^TestOrders$' -chaoskit.schedule='corrupt@73,power@91'",
-			"go test ./orders -run '^TestOrders$' -chaoskit.schedule='power@74'"},
-		{"chaoskit replay --exec 'python3 app.py' --schedule=kill@3 --seed 2",
-			"chaoskit replay --exec 'python3 app.py' --schedule='power@74' --seed 2"},
-		{`go test -run X -chaoskit.schedule "kill@1"`, `go test -run X -chaoskit.schedule 'power@74'`},
-		// A target whose name holds "schedule" is not the flag.
-		{"chaoskit replay --target 'my --schedule thing' --schedule 'kill@1'",
-			"chaoskit replay --target 'my --schedule thing' --schedule 'power@74'"},
-	} {
-		got, ok := replaceSchedule(tc.cmd, "power@74")
-		if !ok || got != tc.want {
-			t.Errorf("replaceSchedule(%q) = %q, %v; want %q", tc.cmd, got, ok, tc.want)
-		}
-	}
-	if got, ok := replaceSchedule("./replay.sh 7", "power@74"); ok {
-		t.Errorf("a command with no schedule flag became %q", got)
-	}
-	c := &Case{Schedule: "kill@1,kill@9", Shrunk: "kill@1", Repro: "chaoskit replay --target t --seed 1 --schedule 'kill@1,kill@9'"}
-	if got := shrunkRepro(c); got != "chaoskit replay --target t --seed 1 --schedule 'kill@1'" {
+// A case shows the replay command of its shrunk schedule, which the campaign wrote, only when
+// the shrunk schedule is not the schedule itself.
+func TestShrunkRepro(t *testing.T) {
+	c := &Case{Schedule: faults.MustParseSchedule("kill@1,kill@9"), Shrunk: faults.MustParseSchedule("kill@1"),
+		Repro: "chaoskit replay --target t --seed 1 --schedule 'kill@1,kill@9'", ShrunkRepro: "chaoskit replay --target t --seed 1 --schedule 'kill@1'"}
+	if got := shrunkRepro(c); got != c.ShrunkRepro {
 		t.Errorf("shrunkRepro = %q", got)
 	}
-	for _, c := range []*Case{{Schedule: "kill@1", Shrunk: "kill@1", Repro: c.Repro}, {Schedule: "kill@1", Repro: c.Repro}} {
+	for _, c := range []*Case{{Schedule: faults.MustParseSchedule("kill@1"), Shrunk: faults.MustParseSchedule("kill@1"), ShrunkRepro: c.Repro}, {Schedule: faults.MustParseSchedule("kill@1"), Repro: c.Repro}} {
 		if got := shrunkRepro(c); got != "" {
 			t.Errorf("a case not shrunk further has a shrunk replay command %q", got)
 		}

@@ -3,9 +3,9 @@ package reports
 import (
 	"bytes"
 	"math"
-	"slices"
 	"strings"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/spf13/afero"
 )
@@ -142,7 +142,7 @@ type Case struct {
 	// Index is the case's position in its target's campaign, from 0: the order of its schedule
 	// among all the target's schedules, whichever shard ran it.
 	Index      int                `json:"index"`
-	Schedule   string             `json:"schedule"` // the faults, in their text form
+	Schedule   faults.Schedule    `json:"schedule"` // the faults, in their text form
 	Verdict    oracle.Outcome     `json:"verdict"`
 	Violations []oracle.Violation `json:"violations"`
 	// Detected is the error with which the target stopped on an unrecoverable fault.
@@ -155,10 +155,12 @@ type Case struct {
 	// NotChecked lists properties that could not be evaluated for this case, and why.
 	NotChecked []string `json:"not_checked,omitempty"`
 	// Unfired lists scheduled faults that never fired (the run ended first).
-	Unfired []string `json:"unfired,omitempty"`
+	Unfired []faults.Fault `json:"unfired,omitempty"`
 	// Shrunk is, for a failure found by a random campaign, the smallest schedule found that
-	// still breaks the first property this case broke.
-	Shrunk string `json:"shrunk,omitempty"`
+	// still breaks the first property this case broke (the schedule itself if nothing simpler
+	// does), and ShrunkRepro the command that replays it, when it is not the schedule.
+	Shrunk      faults.Schedule `json:"shrunk,omitempty"`
+	ShrunkRepro string          `json:"shrunk_repro,omitempty"`
 	oracle.Metrics
 	// Effects lists, per tool, the effect applications beyond the golden run's.
 	DuplicatesByTool map[string]int `json:"duplicates_by_tool,omitempty"`
@@ -182,14 +184,8 @@ type TraceBeat struct {
 // Kinds returns the distinct fault kinds in c's schedule, in order of appearance.
 func (c *Case) Kinds() []string {
 	var kinds []string
-	for _, f := range strings.Split(c.Schedule, ",") {
-		k, _, ok := strings.Cut(f, "@")
-		if !ok {
-			continue
-		}
-		if !slices.Contains(kinds, k) {
-			kinds = append(kinds, k)
-		}
+	for _, k := range c.Schedule.Kinds() {
+		kinds = append(kinds, string(k))
 	}
 	return kinds
 }

@@ -158,7 +158,7 @@ func TestDemo(t *testing.T) {
 		t.Errorf("reference summary %+v", ref)
 	}
 	for _, c := range rep.Cases {
-		if c.Verdict == oracle.Fail && (len(c.Violations) == 0 || c.Repro != "chaoskit replay --target "+c.Target+" --seed 7 --schedule '"+c.Schedule+"'") {
+		if c.Verdict == oracle.Fail && (len(c.Violations) == 0 || c.Repro != "chaoskit replay --target "+c.Target+" --seed 7 --schedule '"+c.Schedule.String()+"'") {
 			t.Fatalf("case %s: violations %v repro %q", c.ID, c.Violations, c.Repro)
 		}
 	}

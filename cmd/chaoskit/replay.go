@@ -47,7 +47,7 @@ func runReplay(c *cli, args []string) error {
 		} else if want == nil {
 			return usagef("no case %q in %s", *caseID, pos[0])
 		}
-		*name, *seed, *schedule, commands = want.Target, rep.Seed, want.Schedule, rep.Options.Commands
+		*name, *seed, *schedule, commands = want.Target, rep.Seed, want.Schedule.String(), rep.Options.Commands
 	} else {
 		if err := noPositional("replay without --case", pos); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
@@ -83,7 +84,7 @@ func TestReplayReproducesEveryFailure(t *testing.T) {
 		if code != exitFail || !strings.Contains(out, "reproduces the report's verdict: fail") || !strings.Contains(out, "violated "+c.Violations[0].Property) || errOut != "" {
 			t.Fatalf("replay --case %s: exit %d\n%s%s", c.ID, code, out, errOut)
 		}
-		if !strings.Contains(out, ">>") || !strings.Contains(out, "<- "+c.Schedule) {
+		if !strings.Contains(out, ">>") || !strings.Contains(out, "<- "+c.Schedule.String()) {
 			t.Errorf("replay --case %s does not mark the fault among the beats:\n%s", c.ID, out)
 		}
 		// ... and through the repro command the report stores, which must be exactly one.
@@ -428,9 +429,9 @@ func TestResumeWithoutAJournalStartsTheCampaign(t *testing.T) {
 func TestPrintedProblemsCutNothing(t *testing.T) {
 	long := `create_po {"vendor":"Acme Freight","lines":[` + strings.Repeat(`{"sku":"pallet","qty":12},`, 8) + `]} applied 2× (golden 1×)`
 	problems := []*reports.Case{
-		{Target: "t", Schedule: "kill@3", Verdict: oracle.Fail, Repro: "chaoskit replay ...", Violations: []oracle.Violation{
+		{Target: "t", Schedule: faults.MustParseSchedule("kill@3"), Verdict: oracle.Fail, Repro: "chaoskit replay ...", Violations: []oracle.Violation{
 			{Property: "same-result", Detail: "the result differs from the golden run's (-golden +faulty):\n.Outputs[2]: -\"a-1\" +\"a-2\""}}},
-		{Target: "t", Schedule: "kill@4", Verdict: oracle.Fail, Repro: "chaoskit replay ...", Violations: []oracle.Violation{
+		{Target: "t", Schedule: faults.MustParseSchedule("kill@4"), Verdict: oracle.Fail, Repro: "chaoskit replay ...", Violations: []oracle.Violation{
 			{Property: "no-duplicate-effects", Detail: long}}},
 	}
 	var b strings.Builder

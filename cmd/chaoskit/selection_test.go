@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -29,7 +30,7 @@ func TestListOnlyStream(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &l); err != nil {
 			t.Fatalf("line %d: %v: %s", i+1, err, line)
 		}
-		if c := full.Cases[i]; l != (campaign.Listed{Target: c.Target, ID: c.ID, Index: c.Index, Schedule: c.Schedule}) {
+		if c := full.Cases[i]; !reflect.DeepEqual(l, campaign.Listed{Target: c.Target, ID: c.ID, Index: c.Index, Schedule: c.Schedule}) {
 			t.Fatalf("line %d lists %+v, run's case %d is %s", i+1, l, i, c.ID)
 		}
 		if i%40 == 7 || full.Cases[i].Verdict == "fail" && len(some) < 4 { // failures too, with their traces

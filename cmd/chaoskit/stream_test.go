@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
 )
@@ -38,7 +39,7 @@ func syntheticReport(t *testing.T, n int, shard string) string {
 			if i == n/2 {
 				schedule = "kill@3"
 			}
-			c := &reports.Case{Target: "reference", ID: "reference:" + schedule, Index: i, Schedule: schedule,
+			c := &reports.Case{Target: "reference", ID: "reference:" + schedule, Index: i, Schedule: faults.MustParseSchedule(schedule),
 				Verdict: oracle.Pass, Repro: "chaoskit replay --target reference --schedule " + schedule}
 			for b := range 16 {
 				c.Trace = append(c.Trace, reports.TraceBeat{Beat: b, Label: strings.Repeat("x", 40)})
