@@ -81,28 +81,6 @@ func (e *TargetError) Error() string { return e.Err.Error() }
 
 func (e *TargetError) Unwrap() error { return e.Err }
 
-// Identity returns the parameters that decide the campaign's report, as the report and the
-// journal record them.
-func (c *Campaign) Identity() reports.Options {
-	o := c.Options.withDefaults()
-	id := reports.Options{Mode: o.Mode.String(), Cases: o.Cases, Shard: o.Shard.String(), Restart: RestartText(o.RestartFailed)}
-	if o.Mode == Exhaustive && o.Depth > 1 {
-		id.Depth = o.Depth
-	}
-	if b := o.RestartBackoff; b != (harness.Backoff{}) && b != harness.DefaultBackoff {
-		id.RestartBackoff = b.String()
-	}
-	for _, t := range c.Targets {
-		id.Targets = append(id.Targets, t.Name)
-		if t.Command != nil {
-			id.Commands = append(id.Commands, *t.Command)
-		}
-	}
-	for _, k := range o.Faults {
-		id.Faults = append(id.Faults, string(k))
-	}
-	return id
-}
 
 // Run runs the campaign and returns its report, its cases in campaign order. Each case is
 // journaled as it finishes (see RunOptions). An error in writing the journal does not stop the
@@ -164,7 +142,7 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 	if rec.journal == nil && ro.Resume == nil {
 		rep = c.Report(rec.kept, golden) // in memory all along
 	} else {
-		rep = &reports.Report{Schema: reports.Schema, Seed: c.Options.Seed, Options: c.Identity(), Source: rec.source(ro, done)}
+		rep = &reports.Report{Schema: reports.Schema, Seed: c.Options.Seed, Options: c.Identity().Options(), Source: rec.source(ro, done)}
 		if err := rep.Summarize(golden); err != nil {
 			return nil, errors.Join(fmt.Errorf("summarising the campaign: %w", err), journalErr)
 		}
@@ -244,7 +222,7 @@ func (c *Campaign) List() (iter.Seq[Listed], error) {
 // Report returns the campaign's report of the given cases: in campaign order, summarised, with
 // the golden runs' lengths by target name.
 func (c *Campaign) Report(cases []reports.Case, golden map[string]int) *reports.Report {
-	rep := &reports.Report{Schema: reports.Schema, Seed: c.Options.Seed, Options: c.Identity(), Cases: cases}
+	rep := &reports.Report{Schema: reports.Schema, Seed: c.Options.Seed, Options: c.Identity().Options(), Cases: cases}
 	rep.SortCases()
 	rep.Summarize(golden)
 	return rep
@@ -394,7 +372,7 @@ func (c *Campaign) openJournal(ro RunOptions) (*journal, error) {
 	if err := mkdirDurable(ro.FS, ro.Dir); err != nil {
 		return nil, err
 	}
-	return startJournal(ro.FS, path, Header{Seed: c.Options.Seed, Options: c.Identity()})
+	return startJournal(ro.FS, path, Header{Seed: c.Options.Seed, Options: c.Identity().Options()})
 }
 
 // recorder receives each case as it finishes: it journals it (or, without a journal, keeps it),

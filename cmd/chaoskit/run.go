@@ -77,7 +77,7 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 		backoff = "" // as a report records the default
 	}
 	if base != nil {
-		o := base.Identity()
+		o := base.Identity().Options()
 		if !f.set["target"] && !f.execSet() {
 			targets, commands = o.Targets, o.Commands
 		}
@@ -158,7 +158,7 @@ func runRun(c *cli, args []string) error {
 	if *sel.list {
 		return c.listCases(camp)
 	}
-	formats, g, err := outs.check(camp.Identity())
+	formats, g, err := outs.check(camp.Identity().Options())
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,124 @@
+package campaign
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/reports"
+)
+
+// Identity is what decides a campaign's report besides its targets' code and its seed: the
+// targets, the fault kinds, the mode, the case count and depth, the shard and the restart policy.
+// Its text form is the JSON in which a report and a journal record it (reports.Options), and
+// ParseIdentity reads that form back, checking every parameter.
+type Identity struct {
+	Targets  []string          // the targets, in order: built-in ones and commands by name
+	Commands []reports.Command // the targets that are commands, and how they run
+	Faults   []faults.Kind
+	Mode     Mode
+	Cases    int // Options.Cases
+	Depth    int // Options.Depth
+	Shard    reports.Shard
+	Restart  int             // harness.Options.RestartFailed
+	Backoff  harness.Backoff // harness.Options.RestartBackoff; the zero value is the default
+}
+
+// MaxCases bounds Options.Cases: a campaign lists its schedules, and remembers a hash of each
+// drawn one, in memory.
+const MaxCases = 1_000_000
+
+// Identity returns the parameters that decide the campaign's report.
+func (c *Campaign) Identity() Identity {
+	o := c.Options.withDefaults()
+	id := Identity{Faults: o.Faults, Mode: o.Mode, Cases: o.Cases, Shard: o.Shard, Restart: o.RestartFailed, Backoff: o.RestartBackoff}
+	if o.Mode == Exhaustive && o.Depth > 1 {
+		id.Depth = o.Depth
+	}
+	for _, t := range c.Targets {
+		id.Targets = append(id.Targets, t.Name)
+		if t.Command != nil {
+			id.Commands = append(id.Commands, *t.Command)
+		}
+	}
+	return id
+}
+
+// Options returns id as a report records it: a default left out.
+func (id Identity) Options() reports.Options {
+	o := reports.Options{Targets: id.Targets, Commands: id.Commands, Mode: id.Mode.String(), Cases: id.Cases,
+		Depth: id.Depth, Shard: id.Shard.String(), Restart: RestartText(id.Restart)}
+	for _, k := range id.Faults {
+		o.Faults = append(o.Faults, string(k))
+	}
+	if b := id.Backoff; b != (harness.Backoff{}) && b != harness.DefaultBackoff {
+		o.RestartBackoff = b.String()
+	}
+	return o
+}
+
+// ParseIdentity reads the parameters a report or a journal records, as the command line spells
+// them (fault lists may name families), and returns what is wrong with the first that is: each
+// error's text starts with the parameter's name, as its flag spells it without the dashes
+// ("faults: ...", "cases -1: ...").
+func ParseIdentity(o reports.Options) (Identity, error) {
+	id := Identity{Targets: o.Targets, Commands: o.Commands, Cases: o.Cases, Depth: o.Depth}
+	var err error
+	if id.Faults, err = faults.ParseKinds(strings.Join(o.Faults, ",")); err != nil {
+		return id, fmt.Errorf("faults: %w", err)
+	}
+	if id.Mode, err = ParseMode(o.Mode); err != nil {
+		return id, fmt.Errorf("mode: %w", err)
+	}
+	switch {
+	case o.Cases < 0:
+		return id, fmt.Errorf("cases %d: want a count of 0 or more", o.Cases)
+	case o.Cases > MaxCases:
+		return id, fmt.Errorf("cases %d: at most %d per target (a campaign lists its schedules in memory); shard a larger campaign with --shard", o.Cases, MaxCases)
+	case o.Depth < 0 || o.Depth > 2:
+		return id, fmt.Errorf("depth %d: want 1 (one fault a case) or 2 (also a kill, then a power cut during the recovery)", o.Depth)
+	case o.Depth == 2 && id.Mode != Exhaustive:
+		return id, fmt.Errorf("depth 2 is for --mode exhaustive: random schedules hold several faults already")
+	case o.Depth == 2 && !(slices.Contains(id.Faults, faults.Kill) && slices.Contains(id.Faults, faults.Power)):
+		return id, fmt.Errorf("depth 2 lists a kill, then a power cut during the recovery: --faults must hold kill and power")
+	}
+	if id.Shard, err = reports.ParseShard(o.Shard); err != nil {
+		return id, fmt.Errorf("shard: %w", err)
+	}
+	if id.Restart, err = ParseRestart(o.Restart); err != nil {
+		return id, fmt.Errorf("restart: %w", err)
+	}
+	if o.RestartBackoff != "" {
+		if id.Backoff, err = harness.ParseBackoff(o.RestartBackoff); err != nil {
+			return id, fmt.Errorf("restart-backoff: %w", err)
+		}
+	}
+	return id, nil
+}
+
+// MarshalText writes id as a report records it (Options), in JSON.
+func (id Identity) MarshalText() ([]byte, error) { return json.Marshal(id.Options()) }
+
+// UnmarshalText reads MarshalText's form back, checking it (ParseIdentity).
+func (id *Identity) UnmarshalText(text []byte) error {
+	var o reports.Options
+	if err := json.Unmarshal(text, &o); err != nil {
+		return fmt.Errorf("campaign identity: %w", err)
+	}
+	v, err := ParseIdentity(o)
+	if err != nil {
+		return err
+	}
+	*id = v
+	return nil
+}
+
+// Apply sets the parameters of o that id decides, leaving the others (the seed, the workers,
+// the callbacks) as they are.
+func (id Identity) Apply(o *Options) {
+	o.Faults, o.Mode, o.Cases, o.Depth, o.Shard = id.Faults, id.Mode, id.Cases, id.Depth, id.Shard
+	o.RestartFailed, o.RestartBackoff = id.Restart, id.Backoff
+}
