@@ -81,7 +81,6 @@ func (e *TargetError) Error() string { return e.Err.Error() }
 
 func (e *TargetError) Unwrap() error { return e.Err }
 
-
 // Run runs the campaign and returns its report, its cases in campaign order. Each case is
 // journaled as it finishes (see RunOptions). An error in writing the journal does not stop the
 // campaign: Run returns the complete report together with that error. A target whose golden
