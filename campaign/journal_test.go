@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -63,10 +62,6 @@ func journalCampaign(t *testing.T) *Campaign {
 	return c
 }
 
-// msField matches a wall-clock field of a report, or its trailer (whose checksum covers them),
-// to drop it before comparing.
-var msField = regexp.MustCompile(`(?m)^\s*"[a-z_]*_ms": [0-9.e+-]+,?\n|^  "trailer": .*\n`)
-
 // runOn runs the campaign with its report directory "D" on fsys, resuming st if it is not nil,
 // and returns report.json's content without its wall-clock fields and trailer.
 func runOn(t *testing.T, c *Campaign, fsys afero.Fs, st *JournalState) (string, *reports.Report) {
@@ -80,7 +75,10 @@ func runOn(t *testing.T, c *Campaign, fsys afero.Fs, st *JournalState) (string, 
 		t.Fatal(err)
 	}
 	rep.Cases, rep.Source = stateCases(t, rep), nil
-	return msField.ReplaceAllString(string(b), ""), rep
+	if b, err = reports.Comparable(b); err != nil {
+		t.Fatal(err)
+	}
+	return string(b), rep
 }
 
 // stateCases returns the cases of a journal or a report, in campaign order.

@@ -1,6 +1,8 @@
 package reports_test
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 
 	"github.com/chaoskit/chaoskit/faults"
@@ -71,4 +73,26 @@ func ExampleReport_Markdown() {
 	//
 	// - `kill@9` — no-duplicate-effects: create\_po applied 2× (golden 1×) by the calls sent at beat 8 (process 0), beat 11 (process 1) (+1 more)\
 	//   replay: `chaoskit replay --target agent/act-then-save --seed 7 --schedule 'kill@9'`
+}
+
+// Two runs of one campaign write the same report but for their wall-clock fields (and the
+// trailer, whose checksum covers them): Comparable leaves those out.
+func ExampleComparable() {
+	first := []byte(`{"schema": "chaoskit.report/v2", "seed": 1, "cases": [{"id": "t:kill@1", "duration_ms": 12.5}], "duration_ms": 40, "trailer": {"cases": 1, "sha256": "ab"}}`)
+	second := []byte(`{"schema": "chaoskit.report/v2", "seed": 1, "cases": [{"id": "t:kill@1", "duration_ms": 9.1}], "duration_ms": 31, "trailer": {"cases": 1, "sha256": "cd"}}`)
+	a, _ := reports.Comparable(first)
+	b, _ := reports.Comparable(second)
+	fmt.Println(bytes.Equal(a, b))
+	fmt.Println(string(a))
+	// Output:
+	// true
+	// {
+	//   "cases": [
+	//     {
+	//       "id": "t:kill@1"
+	//     }
+	//   ],
+	//   "schema": "chaoskit.report/v2",
+	//   "seed": 1
+	// }
 }

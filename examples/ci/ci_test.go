@@ -11,7 +11,6 @@ package ci_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/internal/testbin"
+	"github.com/chaoskit/chaoskit/reports"
 )
 
 const (
@@ -403,49 +403,20 @@ func runLocal(t *testing.T, chaoskit, baseline string, args ...string) (string, 
 }
 
 // comparable returns a report.json less what differs by design between the same campaign run
-// sharded and not: the fields ending in _ms, "provenance", and the trailer (whose checksum
-// covers the _ms fields).
+// sharded and not: the fields ending in _ms, the trailer (whose checksum covers them) and the
+// provenance (reports.Comparable).
 func comparable(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var v map[string]any
-	if err := d.Decode(&v); err != nil {
-		t.Fatalf("%s: %v", path, err)
+	if !bytes.Contains(b, []byte(`"provenance"`)) || !bytes.Contains(b, []byte(`"trailer"`)) {
+		t.Errorf("%s has no provenance or trailer to leave out: the comparison would prove little", path)
 	}
-	if _, ok := v["provenance"]; !ok {
-		t.Errorf("%s has no provenance", path)
-	}
-	if _, ok := v["trailer"]; !ok {
-		t.Errorf("%s has no trailer", path)
-	}
-	delete(v, "provenance")
-	delete(v, "trailer")
-	var drop func(any)
-	drop = func(x any) {
-		switch x := x.(type) {
-		case map[string]any:
-			for k, e := range x {
-				if strings.HasSuffix(k, "_ms") {
-					delete(x, k)
-				} else {
-					drop(e)
-				}
-			}
-		case []any:
-			for _, e := range x {
-				drop(e)
-			}
-		}
-	}
-	drop(v)
-	out, err := json.MarshalIndent(v, "", "  ")
+	out, err := reports.Comparable(b, "provenance")
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", path, err)
 	}
 	return out
 }
