@@ -16,10 +16,14 @@ import (
 )
 
 // A real process on the FUSE disk under a disk full for a minute: the harness that exits with
-// status 1 on ENOSPC, as most programs do, passes every case, its failed processes restarted by
-// the supervisor until space is back; each way of getting a full disk wrong breaks the property
-// it must (testdata/enospc/checkpoint.py).
-func TestDiskFullProcesses(t *testing.T) {
+// status 1 on ENOSPC, as most programs do, passes, its failed processes restarted by the
+// supervisor until space is back; each way of getting a full disk wrong breaks the property it
+// must (testdata/enospc/checkpoint.py). Two cases of each mode's campaign, taken evenly;
+// TestDiskFullProcessesEveryCase (-tags campaigns) runs them all.
+func TestDiskFullProcesses(t *testing.T) { diskFullProcesses(t, 2) }
+
+// diskFullProcesses runs TestDiskFullProcesses with at most cases diskfull cases a mode (0: all).
+func diskFullProcesses(t *testing.T, cases int) {
 	needs.Err(t, fusefs.Available())
 	for _, tc := range []struct {
 		mode     string
@@ -39,7 +43,7 @@ func TestDiskFullProcesses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cases, err := campaign.Explore(context.Background(), rn, campaign.Options{Faults: []faults.Kind{faults.DiskFull}, DiskFullFor: time.Minute})
+			cases, err := campaign.Explore(context.Background(), rn, campaign.Options{Faults: []faults.Kind{faults.DiskFull}, DiskFullFor: time.Minute, Cases: cases})
 			if err != nil {
 				t.Fatal(err)
 			}

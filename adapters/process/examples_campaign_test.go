@@ -298,3 +298,6 @@ func TestNodeExampleBrokenIsCaught(t *testing.T) {
 	}
 	scope.Check(t)
 }
+
+// TestDiskFullProcesses, every diskfull case of each mode.
+func TestDiskFullProcessesEveryCase(t *testing.T) { diskFullProcesses(t, 0) }
