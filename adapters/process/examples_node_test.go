@@ -37,7 +37,7 @@ func nodeExampleCLIFlags(exec string) []string {
 	return []string{"--exec", exec, "--tool", "create_po=idempotent-by-key,latency=1s", "--state", "node app.mjs --dump-state"}
 }
 
-// reportSummary is the part of a report.json (chaoskit.report/v1) the tests read: each
+// reportSummary is the part of a report.json (chaoskit.report/v2) the tests read: each
 // target's totals, overall and by fault kind.
 type reportSummary struct {
 	Summary struct {
