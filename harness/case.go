@@ -34,7 +34,14 @@ type Case struct {
 	// Repro is the command that replays this case (Options.Repro); empty without one.
 	Repro    string
 	Duration time.Duration
+
+	interrupted bool // the Runner's context stopped the case (see Interrupted)
 }
+
+// Interrupted reports whether the case was stopped before it was decided, because its
+// Runner's context was done (NewRunnerContext): its verdict is unknown, and says so, but it is
+// not a result: a campaign journals no such case, and runs it again when it is resumed.
+func (c *Case) Interrupted() bool { return c.interrupted }
 
 // ID names the case uniquely in a campaign: the target and the schedule.
 func (c *Case) ID() string { return c.Target + ":" + c.Schedule.String() }
