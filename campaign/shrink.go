@@ -39,7 +39,7 @@ func Shrink(rn *harness.Runner, c *harness.Case, o Options) faults.Schedule {
 	for improved := true; improved && runs < maxShrinkRuns; {
 		improved = false
 		for _, cand := range shrinkCandidates(best, o.LeasePauses, forGood) {
-			if runs++; runs > maxShrinkRuns {
+			if runs++; runs > maxShrinkRuns || rn.Err() != nil {
 				break
 			}
 			if fails(cand) {
