@@ -28,6 +28,11 @@
 // first fault is a crash starts from the crash state rebuilt from the golden recording rather
 // than re-running the prefix.
 //
+// A fault fires at the beat its schedule names, if that beat admits its kind (Beat.Admits: a kill
+// any beat, a diskfull a write, a tool fault a tool call leaving the process), and at no other;
+// the case lists a fault that did not fire in Case.Unfired, saying why, so that every case has
+// one name. Runner.Beats tells where a fault added to a schedule can fire.
+//
 // # Time and workers
 //
 // Time is virtual. A process's threads (its Run and those it starts with Env.Go) run one at a

@@ -444,7 +444,7 @@ func (e *Env) beat(b Beat) (int, *faults.Fault) {
 		return -1, nil
 	}
 	idx, due := r.step(e.p, b)
-	over := idx >= r.maxBeats || r.spinning() || r.halted || r.stopping.Load()
+	over := idx >= r.maxBeats || r.spinning() || r.halted || r.ctx.Err() != nil
 	r.mu.Unlock()
 	if over {
 		r.exit(event{t: r.current, kind: evOver})

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
@@ -40,8 +39,7 @@ type run struct {
 	rng       *rand.Rand // ...and its choices
 	bare      afero.Fs   // set for a bare run: processes use it directly, without beats or faults
 
-	ctx      context.Context // the run stops, its processes ended, when it is done
-	stopping atomic.Bool     // ctx is done: the next beat ends the run
+	ctx      context.Context // the run stops, its processes ended, when it is done (at the next beat)
 	mu       sync.Mutex      // guards beats and the world against a thread the runner gave up on
 	prefix   []Beat          // a derived run's first beats: the golden run's, shared, never changed
 	beats    []Beat          // the beats after prefix (and after folded)
@@ -411,7 +409,6 @@ func (r *run) pick() *thread {
 func (r *run) loop() ending {
 	r.tick = time.NewTicker(r.o.Timeout)
 	defer r.tick.Stop()
-	defer context.AfterFunc(r.ctx, func() { r.stopping.Store(true) })()
 	for {
 		if x, over := r.over(); over {
 			return x
@@ -484,7 +481,7 @@ func (r *run) handle(ev event) (ending, bool) {
 		r.note(r.nbeats()-1, fmt.Sprintf("process %d frozen for %s", p.attempt, ev.fault.Dur))
 	case evOver:
 		r.killAll()
-		if r.stopping.Load() {
+		if r.ctx.Err() != nil {
 			return ending{stopped: context.Cause(r.ctx)}, true
 		}
 		return ending{over: true}, true
@@ -734,7 +731,8 @@ func (r *run) stuckEnding() ending {
 // step records beat b of process p: the one place where beats are numbered, scheduled faults
 // fire and progress is accounted, for a beat a process makes and for one replayed from a golden
 // recording (Runner.derive) alike. It returns the beat's index and the fault that fires there,
-// if any. The caller holds r.mu, or owns r alone.
+// if any: a fault fires at the beat it names, if that beat admits its kind (Beat.Admits), and
+// at no other. The caller holds r.mu, or owns r alone.
 func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 	b.Worker, b.Attempt = p.slot.id, p.attempt
 	idx := r.nbeats()
@@ -762,7 +760,7 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 	}
 	var due *faults.Fault
 	for i := range r.sched {
-		if f := &r.sched[i]; r.fired[i] < 0 && f.Beat <= idx && b.Admits(f.Kind) && f.Worker <= len(r.slots) {
+		if f := &r.sched[i]; r.fired[i] < 0 && f.Beat == idx && b.Admits(f.Kind) && f.Worker <= len(r.slots) {
 			r.fired[i] = idx
 			r.beats[len(r.beats)-1].Fault = i + 1
 			due = &r.sched[i]
@@ -819,6 +817,14 @@ func (r *run) nbeats() int { return len(r.prefix) + r.folded + len(r.beats) }
 // beat returns beat i of the run, to change it (it must not be of the shared prefix, nor
 // folded into a tally).
 func (r *run) ownBeat(i int) *Beat { return &r.beats[i-len(r.prefix)-r.folded] }
+
+// label returns the label of beat i of the run.
+func (r *run) label(i int) string {
+	if i < len(r.prefix) {
+		return r.prefix[i].Label()
+	}
+	return r.beats[i-len(r.prefix)-r.folded].Label()
+}
 
 // allBeats returns every beat of the run, the prefix's and its own, in one new slice.
 func (r *run) allBeats() []Beat {

@@ -447,7 +447,11 @@ func (rn *Runner) RunOnce(s faults.Schedule) *Case {
 func (rn *Runner) runCase(s faults.Schedule) *Case { return rn.runCaseKeep(s, false) }
 
 // runCaseKeep runs the case of schedule s once; keep keeps its beats even if it passes.
-func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case {
+func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case { return rn.runCaseAs(s, s, keep) }
+
+// runCaseAs runs the case of schedule s once, with the workers and against the golden run of
+// schedule like; keep keeps its beats even if it passes.
+func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s}
 	if rn.o.Repro != nil {
 		c.Repro = rn.o.Repro(s)
@@ -459,8 +463,8 @@ func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case {
 		}
 	}
 	o := rn.o
-	o.Replicas = rn.replicas(s)
-	gold, err := rn.Golden(s)
+	o.Replicas = rn.replicas(like)
+	gold, err := rn.Golden(like)
 	if err != nil {
 		c.Verdict = oracle.Verdict{Outcome: oracle.Unknown, Reason: err.Error()}
 		c.interrupted = errors.Is(err, ErrInterrupted)
@@ -510,9 +514,12 @@ func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case {
 			c.Unfired = append(c.Unfired, s[i])
 		}
 	}
+	if len(c.Unfired) > 0 {
+		c.unfiredWhy = unfiredWhy(c.Unfired, r.nbeats(), g, r.label)
+	}
 	if len(s) > 0 && len(c.Unfired) == len(s) {
 		c.Verdict.Outcome = oracle.Unknown
-		c.Verdict.Reason = fmt.Sprintf("no fault fired, so the case tested nothing: %s", unfiredWhy(c.Unfired, r.nbeats(), g))
+		c.Verdict.Reason = "no fault fired, so the case tested nothing: " + c.unfiredWhy
 	}
 	if keep || c.Verdict.Outcome != oracle.Pass || c.Verdict.Detected != "" {
 		c.Beats, c.Notes = r.allBeats(), r.notes
@@ -521,8 +528,8 @@ func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case {
 }
 
 // unfiredWhy says why the faults fs did not fire in a run of beats beats, whose golden run has
-// golden beats.
-func unfiredWhy(fs []faults.Fault, beats, golden int) string {
+// golden beats; label, if not nil, returns the label of a beat of the run.
+func unfiredWhy(fs []faults.Fault, beats, golden int, label func(int) string) string {
 	var parts []string
 	for _, f := range fs {
 		info, _ := f.Kind.Info()
@@ -531,8 +538,10 @@ func unfiredWhy(fs []faults.Fault, beats, golden int) string {
 			parts = append(parts, fmt.Sprintf("%s is past the run's end (it made %d beats; the golden run makes %d)", f, beats, golden))
 		case info.Family == faults.FleetFamily && f.Worker > 0:
 			parts = append(parts, fmt.Sprintf("%s names a worker the run does not have", f))
+		case label != nil:
+			parts = append(parts, fmt.Sprintf("%s did not fire: it fires only at %s, and beat %d is %q", f, classWords[info.On], f.Beat, label(f.Beat)))
 		default:
-			parts = append(parts, fmt.Sprintf("%s found no beat it applies to (%s) at or after beat %d, of %d", f, classWords[info.On], f.Beat, beats))
+			parts = append(parts, fmt.Sprintf("%s did not fire: it fires only at %s, and beat %d is not one", f, classWords[info.On], f.Beat))
 		}
 	}
 	return strings.Join(parts, "; ")
@@ -554,8 +563,12 @@ func (c *Case) RequireAll(goldenBeats int) {
 	if len(c.Unfired) == 0 || c.Verdict.Outcome == oracle.Unknown {
 		return
 	}
+	why := c.unfiredWhy
+	if why == "" {
+		why = unfiredWhy(c.Unfired, c.Verdict.Metrics.Beats, goldenBeats, nil)
+	}
 	c.Verdict.Outcome = oracle.Unknown
-	c.Verdict.Reason = "not every fault fired: " + unfiredWhy(c.Unfired, c.Verdict.Metrics.Beats, goldenBeats)
+	c.Verdict.Reason = "not every fault fired: " + why
 }
 
 // startAll starts a process for every worker and runs them to the end.
@@ -606,10 +619,10 @@ func (rn *Runner) Recovery(k int) []int {
 	if err != nil || k < 0 || k >= g.Len() || rn.o.Replicas != 1 {
 		return nil
 	}
-	c := rn.runCaseKeep(faults.Schedule{{Kind: faults.Kill, Beat: k}}, true)
+	beats := rn.Beats(faults.Schedule{{Kind: faults.Kill, Beat: k}}, 1)
 	var out []int
-	for i := k + 1; i < len(c.Beats); i++ {
-		b := c.Beats[i]
+	for i := k + 1; i < len(beats); i++ {
+		b := beats[i]
 		if b.Attempt != 1 {
 			break
 		}
@@ -619,6 +632,17 @@ func (rn *Runner) Recovery(k int) []int {
 		}
 	}
 	return out
+}
+
+// Beats returns the beats of the run of schedule s without its faults from the n-th on (n
+// from 0), with the workers s runs with, numbered as the case under s numbers them: the case
+// under s makes the same beats up to the one its n-th fault fires at, so they say where that
+// fault can fire (Beat.Admits). It panics on a schedule that ParseSchedule would refuse.
+func (rn *Runner) Beats(s faults.Schedule, n int) []Beat {
+	if err := s.Validate(); err != nil {
+		panic("harness: Runner.Beats: " + err.Error())
+	}
+	return rn.runCaseAs(s[:n], s, true).Beats
 }
 
 // CrashState returns the durable state the target would find on restarting after crash fault
