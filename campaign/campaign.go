@@ -217,16 +217,17 @@ type Listed struct {
 
 // List records each target's golden run, as Run does (with Run's error for a target that
 // cannot be recorded), and returns the cases the campaign would run (those of its shard), in
-// campaign order, without running any: what a test runner collects before it runs some.
-func (c *Campaign) List() (iter.Seq[Listed], error) {
+// campaign order, without running any: what a test runner collects before it runs some. When
+// ctx is done it stops, as Run does.
+func (c *Campaign) List(ctx context.Context) (iter.Seq[Listed], error) {
 	o := c.Options.withDefaults()
-	runners, err := c.runners(context.Background(), o)
+	runners, err := c.runners(ctx, o)
 	if err != nil {
-		return nil, err
+		return nil, c.interrupted(ctx, err, 0, 0)
 	}
 	todo, _, err := c.plan(runners, o, nil, nil)
 	if err != nil {
-		return nil, err
+		return nil, c.interrupted(ctx, err, 0, 0)
 	}
 	return func(yield func(Listed) bool) {
 		for i, seq := range todo {
