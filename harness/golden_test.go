@@ -234,6 +234,21 @@ func TestContextStopsGoldenRunsAndCases(t *testing.T) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}
 
+	// A process that registers its AtEnd function only once it has ended (the run stopped it while
+	// it started a subprocess, say): the function runs then, and the run returns only after it.
+	ctx, cancel = context.WithCancelCause(context.Background())
+	var cleaned atomic.Bool
+	late := harness.Func{RunFunc: func(pctx context.Context, env *harness.Env) (any, error) {
+		env.Mark("started")
+		cancel(cause)
+		<-pctx.Done() // the process has ended
+		env.AtEnd(func() { cleaned.Store(true) })
+		return nil, errors.New("AtEnd returned")
+	}}
+	if _, err := harness.NewRunnerContext(ctx, harness.Fresh(late), harness.Options{}); !errors.Is(err, harness.ErrInterrupted) || !cleaned.Load() {
+		t.Fatalf("err = %v, AtEnd's function ran: %v; want ErrInterrupted, after it ran", err, cleaned.Load())
+	}
+
 	// A case: its recovery is stopped; the case is unknown and interrupted, and so is the next.
 	ctx, cancel = context.WithCancelCause(context.Background())
 	rn, err := harness.NewRunnerContext(ctx, harness.Fresh(steps{n: 4, onResume: func(env *harness.Env, done int) { cancel(cause) }}), harness.Options{})

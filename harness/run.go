@@ -123,8 +123,9 @@ type process struct {
 type thread struct {
 	p      *process
 	resume chan struct{}
-	wait   *wait // what it is blocked on; nil when runnable
-	done   bool
+	wait   *wait         // what it is blocked on; nil when runnable
+	done   bool          // its function returned (as the runner learned)
+	gone   chan struct{} // closed when its goroutine has ended, its deferred calls run
 }
 
 // wait is what a blocked thread waits for; it wakes on the first of them.
@@ -297,9 +298,10 @@ func (r *run) start(s *slot) {
 
 // spawn starts a thread of p; it waits for the baton before running f.
 func (r *run) spawn(p *process, f func(ctx context.Context) (any, error)) {
-	t := &thread{p: p, resume: make(chan struct{})}
+	t := &thread{p: p, resume: make(chan struct{}), gone: make(chan struct{})}
 	p.threads = append(p.threads, t)
 	go func() {
+		defer close(t.gone)
 		if !t.await() {
 			return
 		}
@@ -454,7 +456,15 @@ func (r *run) next(t *thread) (event, string) {
 		case ev := <-r.events:
 			return ev, ""
 		case <-r.ctx.Done():
+			// Every process ends, and t, which was running, is let finish what it does until its
+			// next Env call, where it stops: code of its own that cleans up as it stops (an
+			// adapter's AtEnd function, run there if t had not registered it yet) runs to its end
+			// before the run returns and chaoskit exits, within a Timeout.
 			r.killAll()
+			select {
+			case <-t.gone:
+			case <-time.After(r.o.Timeout):
+			}
 			return event{}, "interrupted"
 		case <-r.tick.C:
 			r.mu.Lock()
