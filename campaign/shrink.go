@@ -18,10 +18,12 @@ const maxShrinkRuns = 300
 // a subset, any worker, shorter lease pauses of Options.LeasePauses, a full disk that has space
 // again sooner). It is deterministic, and runs at most 300 cases.
 //
-// Every fault of the schedule it returns fires (c's own, if it cannot do better): a fault fires
-// only at a beat that admits its kind (harness.Beat.Admits), so a fault is moved only to an
-// earlier beat of the failing run that admits it, and a candidate counts only if all its
-// faults fired, never as another name for a schedule without the faults that did not.
+// Every fault of the schedule it returns fires. A fault fires only at a beat that admits its kind
+// (harness.Beat.Admits), so a fault is moved only to an earlier beat of the failing run that
+// admits it; and the faults of a schedule that did not fire (a fault of a random schedule past
+// the run's end, or one a change earlier in the run left at another sort of beat) are dropped
+// from it, since its run is the same without them: the schedule returned is never another name
+// for a smaller one.
 //
 // Simpler means a schedule that explains the failure with less: fewer faults, earlier, and
 // milder. A diskfull without a duration is shorter to write but is not milder: the disk then
@@ -37,7 +39,7 @@ func Shrink(rn *harness.Runner, c *harness.Case, o Options) faults.Schedule {
 		return c.Schedule
 	}
 	property := c.Verdict.Violations[0].Property
-	best, beats := slices.Clone(c.Schedule), c.Beats
+	best, beats := fired(c.Schedule, c.Unfired), c.Beats
 	forGood := !livenessProperty[property]
 	runs := 0
 	for improved := true; improved && runs < maxShrinkRuns; {
@@ -46,13 +48,18 @@ func Shrink(rn *harness.Runner, c *harness.Case, o Options) faults.Schedule {
 			if runs++; runs > maxShrinkRuns || rn.Err() != nil {
 				break
 			}
-			if fc := rn.RunOnce(cand); fc.Breaks(property) && len(fc.Unfired) == 0 {
-				best, beats, improved = cand, fc.Beats, true
+			if fc := rn.RunOnce(cand); fc.Breaks(property) {
+				best, beats, improved = fired(cand, fc.Unfired), fc.Beats, true
 				break
 			}
 		}
 	}
 	return best
+}
+
+// fired returns s without the faults of unfired.
+func fired(s faults.Schedule, unfired []faults.Fault) faults.Schedule {
+	return slices.DeleteFunc(slices.Clone(s), func(f faults.Fault) bool { return slices.Contains(unfired, f) })
 }
 
 // livenessProperty holds the properties a disk full to the end of a run breaks by itself.
