@@ -87,15 +87,33 @@ func (e *TargetError) Unwrap() error { return e.Err }
 // run cannot be recorded stops the campaign before any case runs, with a *TargetError naming
 // it, which wraps harness.ErrNondeterministic if the target is not deterministic.
 //
+// When ctx is done, Run stops at once, golden runs and cases alike (their processes are ended),
+// journals no case it did not finish, and returns an error wrapping ErrInterrupted and ctx's
+// cause. A journal, if any, is started before the first golden run, so that a campaign stopped
+// at any moment can be resumed (RunOptions.Resume).
+//
 // With a journal, Run keeps counts, not cases: the report's cases are read back from the
 // journal when it is written (reports.Report.Source), so that a campaign of a million cases runs
 // in memory that does not grow with them. Without one, the report holds its cases.
 func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, error) {
 	start := time.Now()
 	o := c.Options.withDefaults()
-	runners, err := c.runners(o)
+	var fresh *journal // the journal of a campaign not resumed, started before anything runs
+	if ro.Dir != "" && ro.Resume == nil {
+		j, err := c.openJournal(ro)
+		if err != nil {
+			return nil, err
+		}
+		fresh = j
+		defer func() {
+			if fresh != nil {
+				fresh.close()
+			}
+		}()
+	}
+	runners, err := c.runners(ctx, o)
 	if err != nil {
-		return nil, err
+		return nil, c.interrupted(ctx, err, 0, 0)
 	}
 	golden := map[string]int{}
 	for i, rn := range runners {
@@ -108,7 +126,7 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 	}
 	todo, total, err := c.plan(runners, o, ro.Resume, ro.Only)
 	if err != nil {
-		return nil, err
+		return nil, c.interrupted(ctx, err, len(done), 0)
 	}
 	rank := map[string]int{}
 	for i, t := range c.Targets {
@@ -118,10 +136,13 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 	}
 	rec := &recorder{progress: ro.Progress, onCase: ro.OnCase, rank: rank}
 	if ro.Dir != "" {
-		j, err := c.openJournal(ro)
-		if err != nil {
-			return nil, err
+		j := fresh
+		if j == nil {
+			if j, err = c.openJournal(ro); err != nil {
+				return nil, err
+			}
 		}
+		fresh = nil // the writer closes it
 		rec.journal = newJournalWriter(j, rank, total)
 	}
 	rec.start(done, total+len(done))
@@ -134,8 +155,8 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 	if rec.journal != nil {
 		journalErr = rec.journal.close()
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("%w after %d of %d cases: %w", ErrInterrupted, rec.done, rec.total, err)
+	if ctx.Err() != nil {
+		return nil, c.interrupted(ctx, ctx.Err(), rec.done, rec.total)
 	}
 	var rep *reports.Report
 	if rec.journal == nil && ro.Resume == nil {
@@ -165,8 +186,9 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 	return rep, journalErr
 }
 
-// runners records the golden run of each of the campaign's targets, in order, with options o.
-func (c *Campaign) runners(o Options) ([]*harness.Runner, error) {
+// runners records the golden run of each of the campaign's targets, in order, with options o,
+// under ctx (harness.NewRunnerContext).
+func (c *Campaign) runners(ctx context.Context, o Options) ([]*harness.Runner, error) {
 	var runners []*harness.Runner
 	for _, t := range c.Targets {
 		ho := o.Options
@@ -176,7 +198,7 @@ func (c *Campaign) runners(o Options) ([]*harness.Runner, error) {
 			repro = func(seed uint64, s faults.Schedule) string { return ReplayCommand(t.Name, seed, s) }
 		}
 		ho.Repro = func(s faults.Schedule) string { return repro(o.Seed, s) }
-		rn, err := harness.NewRunner(t.New, ho)
+		rn, err := harness.NewRunnerContext(ctx, t.New, ho)
 		if err != nil {
 			return nil, &TargetError{Target: t.Name, Err: err}
 		}
@@ -195,16 +217,17 @@ type Listed struct {
 
 // List records each target's golden run, as Run does (with Run's error for a target that
 // cannot be recorded), and returns the cases the campaign would run (those of its shard), in
-// campaign order, without running any: what a test runner collects before it runs some.
-func (c *Campaign) List() (iter.Seq[Listed], error) {
+// campaign order, without running any: what a test runner collects before it runs some. When
+// ctx is done it stops, as Run does.
+func (c *Campaign) List(ctx context.Context) (iter.Seq[Listed], error) {
 	o := c.Options.withDefaults()
-	runners, err := c.runners(o)
+	runners, err := c.runners(ctx, o)
 	if err != nil {
-		return nil, err
+		return nil, c.interrupted(ctx, err, 0, 0)
 	}
 	todo, _, err := c.plan(runners, o, nil, nil)
 	if err != nil {
-		return nil, err
+		return nil, c.interrupted(ctx, err, 0, 0)
 	}
 	return func(yield func(Listed) bool) {
 		for i, seq := range todo {
@@ -216,6 +239,18 @@ func (c *Campaign) List() (iter.Seq[Listed], error) {
 			}
 		}
 	}, nil
+}
+
+// interrupted returns err, or, if ctx is done, the error of a campaign interrupted after done of
+// total cases (total 0: before its cases were counted).
+func (c *Campaign) interrupted(ctx context.Context, err error, done, total int) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	if total == 0 {
+		return fmt.Errorf("%w before its cases started: %w", ErrInterrupted, context.Cause(ctx))
+	}
+	return fmt.Errorf("%w after %d of %d cases: %w", ErrInterrupted, done, total, context.Cause(ctx))
 }
 
 // Report returns the campaign's report of the given cases: in campaign order, summarised, with

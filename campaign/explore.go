@@ -63,7 +63,9 @@ func Run(ctx context.Context, rn *harness.Runner, scheds []faults.Schedule, inde
 // campaign, Options.Workers at a time, shrinking each failure in Random mode, and hands each
 // case to Options.OnCase with its index as it finishes. It keeps no case, and draws a schedule
 // from seq only when a worker is free for it, so that a campaign of any size runs in memory
-// that depends on the number of workers only. When ctx is done Stream stops early.
+// that depends on the number of workers only. When ctx is done Stream stops early; a case
+// rn's own context stopped (harness.NewRunnerContext), or stopped while it was shrunk, is not
+// handed on.
 func Stream(ctx context.Context, rn *harness.Runner, seq iter.Seq2[int, faults.Schedule], o Options) {
 	o = o.withDefaults()
 	var mu sync.Mutex
@@ -78,8 +80,13 @@ func Stream(ctx context.Context, rn *harness.Runner, seq iter.Seq2[int, faults.S
 				return nil
 			}
 			c := rn.Run(s)
+			if c.Interrupted() {
+				return nil // not decided: a resumed campaign runs it again
+			}
 			if c.Failed() && o.Mode == Random && !o.NoShrink {
-				c.Shrunk = Shrink(rn, c, o)
+				if c.Shrunk = Shrink(rn, c, o); rn.Err() != nil {
+					return nil // shrunk only part of the way
+				}
 				if repro := rn.Options().Repro; repro != nil {
 					c.ShrunkRepro = repro(c.Shrunk)
 				}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
@@ -12,7 +13,8 @@ import (
 )
 
 // Identity is what decides a campaign's report besides its targets' code and its seed: the
-// targets, the fault kinds, the mode, the case count and depth, the shard and the restart policy.
+// targets, the fault kinds, the mode, the case count and depth, the shard, the restart policy and
+// the bounds of the golden runs.
 // Its text form is the JSON in which a report and a journal record it (reports.Options), and
 // ParseIdentity reads that form back, checking every parameter.
 type Identity struct {
@@ -25,6 +27,11 @@ type Identity struct {
 	Shard    reports.Shard
 	Restart  int             // harness.Options.RestartFailed
 	Backoff  harness.Backoff // harness.Options.RestartBackoff; the zero value is the default
+	// MaxBeats and MaxVirtualTime are harness.Options': the bounds of the golden runs, 0 for the
+	// defaults. They change no case, only whether a golden run is accepted, but a resumed run
+	// and a replay must accept the same golden runs.
+	MaxBeats       int
+	MaxVirtualTime time.Duration
 }
 
 // MaxCases bounds Options.Cases: a campaign lists its schedules, and remembers a hash of each
@@ -37,6 +44,12 @@ func (c *Campaign) Identity() Identity {
 	id := Identity{Faults: o.Faults, Mode: o.Mode, Cases: o.Cases, Shard: o.Shard, Restart: o.RestartFailed, Backoff: o.RestartBackoff}
 	if o.Mode == Exhaustive && o.Depth > 1 {
 		id.Depth = o.Depth
+	}
+	if o.MaxBeats != harness.DefaultMaxBeats {
+		id.MaxBeats = o.MaxBeats
+	}
+	if o.MaxVirtualTime != harness.DefaultMaxVirtualTime {
+		id.MaxVirtualTime = o.MaxVirtualTime
 	}
 	for _, t := range c.Targets {
 		id.Targets = append(id.Targets, t.Name)
@@ -56,6 +69,12 @@ func (id Identity) Options() reports.Options {
 	}
 	if b := id.Backoff; b != (harness.Backoff{}) && b != harness.DefaultBackoff {
 		o.RestartBackoff = b.String()
+	}
+	if id.MaxBeats > 0 && id.MaxBeats != harness.DefaultMaxBeats {
+		o.MaxBeats = id.MaxBeats
+	}
+	if d := id.MaxVirtualTime; d > 0 && d != harness.DefaultMaxVirtualTime {
+		o.MaxVirtualTime = d.String()
 	}
 	return o
 }
@@ -96,6 +115,14 @@ func ParseIdentity(o reports.Options) (Identity, error) {
 			return id, fmt.Errorf("restart-backoff: %w", err)
 		}
 	}
+	if id.MaxBeats = o.MaxBeats; id.MaxBeats < 0 {
+		return id, fmt.Errorf("max-beats %d: want 1 or more (leave it out for the default, %d)", o.MaxBeats, harness.DefaultMaxBeats)
+	}
+	if o.MaxVirtualTime != "" {
+		if id.MaxVirtualTime, err = time.ParseDuration(o.MaxVirtualTime); err != nil || id.MaxVirtualTime <= 0 {
+			return id, fmt.Errorf("max-virtual-time %q: want a positive duration, such as 720h (leave it out for the default, %s)", o.MaxVirtualTime, harness.DefaultMaxVirtualTime)
+		}
+	}
 	return id, nil
 }
 
@@ -121,4 +148,5 @@ func (id *Identity) UnmarshalText(text []byte) error {
 func (id Identity) Apply(o *Options) {
 	o.Faults, o.Mode, o.Cases, o.Depth, o.Shard = id.Faults, id.Mode, id.Cases, id.Depth, id.Shard
 	o.RestartFailed, o.RestartBackoff = id.Restart, id.Backoff
+	o.MaxBeats, o.MaxVirtualTime = id.MaxBeats, id.MaxVirtualTime
 }

@@ -29,7 +29,7 @@ func twoTargets() *campaign.Campaign {
 
 func listed(t *testing.T, c *campaign.Campaign) []campaign.Listed {
 	t.Helper()
-	seq, err := c.List()
+	seq, err := c.List(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -266,10 +266,17 @@ const maxMisses = 1000
 // Draw draws one random schedule for rn's target: up to Options.MaxFaults faults of the kinds
 // of Options.Faults, each with a random argument where its kind takes one (a switch to any
 // worker, or to a chosen one), a diskfull lasting Options.DiskFullFor. The first fault falls on
-// a beat of the golden run at which its
-// kind applies, so that it fires; the others fall at distinct later beats reaching half again
-// past the golden run, so that they land in recoveries (or, past a run's end, do not fire, which
-// the case records). pick(n, what) returns a number in [0, n); what names the choice.
+// a beat of the golden run at which its kind applies, so that it fires; the others fall at
+// distinct later beats reaching half again past the golden run, so that they land in
+// recoveries. A fault fires only at a beat that admits its kind (harness.Beat.Admits), and the
+// beats of a recovery are not the golden run's: a later fault of a kind that fires only at some
+// beats (a diskfull at a write, a tool fault at a tool call) is put at the first beat at or after
+// the one drawn for it where it fires in the run of the faults before it (which
+// harness.Runner.Beats runs), and is left out if there is none, so that every such fault fires
+// where it is written (and no two schedules drawn name one case for it). A later fault of a kind
+// that fires at any beat stays where it was drawn, with no run to place it: past the run's end it
+// does not fire, which the case records.
+// pick(n, what) returns a number in [0, n); what names the choice.
 //
 // It is the one engine behind random schedules: a Random campaign picks from a source seeded by
 // Options.Seed, and package chaoskittest can pick through rapid. It returns an error if no kind
@@ -284,16 +291,18 @@ func Draw(rn *harness.Runner, o Options, pick func(n int, what string) int) (fau
 
 // drawer draws random schedules for one target.
 type drawer struct {
+	rn      *harness.Runner
 	o       Options
 	fleet   int                      // workers of a fleet
 	goldens [2]*harness.Golden       // of one worker, of a fleet
 	admits  [2]map[faults.Kind][]int // the golden beats each kind applies at, per golden
 	usable  [2][]faults.Kind         // the kinds that apply somewhere, per golden
+	probes  *probes                  // where later faults can fire, by the faults before them
 }
 
 func newDrawer(rn *harness.Runner, o Options) (*drawer, error) {
 	o = o.withDefaults()
-	d := &drawer{o: o, fleet: rn.Options().FleetReplicas}
+	d := &drawer{rn: rn, o: o, fleet: rn.Options().FleetReplicas, probes: newProbes()}
 	for i, s := range []faults.Schedule{nil, {{Kind: faults.Lease}}} {
 		if i == 1 && !slices.ContainsFunc(o.Faults, isFleet) {
 			break
@@ -373,7 +382,77 @@ func (d *drawer) draw(pick func(n int, what string) int) faults.Schedule {
 		}
 		s = append(s, f)
 	}
+	return d.place(s)
+}
+
+// place puts each fault of s after the first whose kind fires only at some beats at the first
+// beat at or after its own where it fires in the run of the faults before it, or leaves it out if
+// there is none, moving the faults after it past it (see Draw).
+func (d *drawer) place(s faults.Schedule) faults.Schedule {
+	for i := 1; i < len(s); i++ {
+		if s[i].Beat <= s[i-1].Beat {
+			s[i].Beat = s[i-1].Beat + 1
+		}
+		if info, _ := s[i].Kind.Info(); info.On == faults.AnyBeat {
+			continue
+		}
+		admits := d.probes.get(d.rn, d.o.Faults, s, i)
+		bit := uint32(1) << slices.Index(d.o.Faults, s[i].Kind)
+		at := s[i].Beat
+		for at < len(admits) && admits[at]&bit == 0 {
+			at++
+		}
+		if at >= len(admits) {
+			s = slices.Delete(s, i, i+1)
+			i--
+			continue
+		}
+		s[i].Beat = at
+	}
 	return s
+}
+
+// probes remembers, for the last schedules a drawer placed faults after, which of the beats of
+// their run admit which kind: the campaign draws its schedules more than once (to count and check
+// them, then to run them), and each probe is a run of the target.
+type probes struct {
+	runs  map[string][]uint32 // by schedule: per beat, a bit per kind of Options.Faults it admits
+	order []string            // the schedules in runs, oldest first
+}
+
+// maxProbes is how many runs probes remembers: what a campaign of the default size draws.
+const maxProbes = 256
+
+func newProbes() *probes { return &probes{runs: map[string][]uint32{}} }
+
+// get returns, for each beat of the run of s without its faults from the n-th on (with the
+// workers s runs with), a bit per kind of kinds that it admits.
+func (p *probes) get(rn *harness.Runner, kinds []faults.Kind, s faults.Schedule, n int) []uint32 {
+	key := s[:n].String()
+	for _, f := range s { // the run has a fleet's workers if s has a fleet fault anywhere
+		if isFleet(f.Kind) {
+			key += " (fleet)"
+			break
+		}
+	}
+	if admits, ok := p.runs[key]; ok {
+		return admits
+	}
+	beats := rn.Beats(s, n)
+	admits := make([]uint32, len(beats))
+	for i, b := range beats {
+		for j, k := range kinds {
+			if b.Admits(k) {
+				admits[i] |= 1 << j
+			}
+		}
+	}
+	if len(p.order) == maxProbes {
+		delete(p.runs, p.order[0])
+		p.order = p.order[1:]
+	}
+	p.runs[key], p.order = admits, append(p.order, key)
+	return admits
 }
 
 // NoCase returns what o.Faults (its defaults filled in) asks for (faults.Requests: a whole family,

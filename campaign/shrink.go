@@ -18,6 +18,13 @@ const maxShrinkRuns = 300
 // a subset, any worker, shorter lease pauses of Options.LeasePauses, a full disk that has space
 // again sooner). It is deterministic, and runs at most 300 cases.
 //
+// Every fault of the schedule it returns fires. A fault fires only at a beat that admits its kind
+// (harness.Beat.Admits), so a fault is moved only to an earlier beat of the failing run that
+// admits it; and the faults of a schedule that did not fire (a fault of a random schedule past
+// the run's end, or one a change earlier in the run left at another sort of beat) are dropped
+// from it, since its run is the same without them: the schedule returned is never another name
+// for a smaller one.
+//
 // Simpler means a schedule that explains the failure with less: fewer faults, earlier, and
 // milder. A diskfull without a duration is shorter to write but is not milder: the disk then
 // stays full to the end of the run, which by itself keeps any harness that must write from
@@ -32,23 +39,27 @@ func Shrink(rn *harness.Runner, c *harness.Case, o Options) faults.Schedule {
 		return c.Schedule
 	}
 	property := c.Verdict.Violations[0].Property
-	fails := func(s faults.Schedule) bool { return rn.RunOnce(s).Breaks(property) }
-	best := slices.Clone(c.Schedule)
+	best, beats := fired(c.Schedule, c.Unfired), c.Beats
 	forGood := !livenessProperty[property]
 	runs := 0
 	for improved := true; improved && runs < maxShrinkRuns; {
 		improved = false
-		for _, cand := range shrinkCandidates(best, o.LeasePauses, forGood) {
-			if runs++; runs > maxShrinkRuns {
+		for _, cand := range shrinkCandidates(best, beats, o.LeasePauses, forGood) {
+			if runs++; runs > maxShrinkRuns || rn.Err() != nil {
 				break
 			}
-			if fails(cand) {
-				best, improved = cand, true
+			if fc := rn.RunOnce(cand); fc.Breaks(property) {
+				best, beats, improved = fired(cand, fc.Unfired), fc.Beats, true
 				break
 			}
 		}
 	}
 	return best
+}
+
+// fired returns s without the faults of unfired.
+func fired(s faults.Schedule, unfired []faults.Fault) faults.Schedule {
+	return slices.DeleteFunc(slices.Clone(s), func(f faults.Fault) bool { return slices.Contains(unfired, f) })
 }
 
 // livenessProperty holds the properties a disk full to the end of a run breaks by itself.
@@ -57,9 +68,9 @@ var livenessProperty = map[string]bool{oracle.Completes: true, oracle.BoundedWor
 // shortestFull is the shortest time shrinking lets a disk stay full.
 const shortestFull = time.Second
 
-// shrinkCandidates lists simpler variants of s, simplest first; pauses are the shorter lease
-// pauses to try; forGood lets a full disk lose its duration.
-func shrinkCandidates(s faults.Schedule, pauses []time.Duration, forGood bool) []faults.Schedule {
+// shrinkCandidates lists simpler variants of s, simplest first, given the beats of its run; pauses
+// are the shorter lease pauses to try; forGood lets a full disk lose its duration.
+func shrinkCandidates(s faults.Schedule, beats []harness.Beat, pauses []time.Duration, forGood bool) []faults.Schedule {
 	var out []faults.Schedule
 	if len(s) > 1 {
 		for i := range s {
@@ -76,8 +87,16 @@ func shrinkCandidates(s faults.Schedule, pauses []time.Duration, forGood bool) [
 		if i > 0 {
 			lo = s[i-1].Beat + 1
 		}
-		for _, b := range []int{lo, (lo + f.Beat) / 2, f.Beat - 1} {
-			if b >= lo && b < f.Beat {
+		// The run is the same up to f's beat with f earlier: the earlier beats that admit it, the
+		// first, the middle one and the last.
+		var at []int
+		for b := lo; b < min(f.Beat, len(beats)); b++ {
+			if beats[b].Admits(f.Kind) {
+				at = append(at, b)
+			}
+		}
+		if len(at) > 0 {
+			for _, b := range slices.Compact([]int{at[0], at[len(at)/2], at[len(at)-1]}) {
 				with(i, func(f *faults.Fault) { f.Beat = b })
 			}
 		}

@@ -83,7 +83,10 @@ func (b Beat) Label() string {
 
 // Admits reports whether a fault of kind k can fire at b: a kill at any beat, a diskfull at a
 // write, an fsyncfail at an fsync, a tool fault at a tool call leaving the process, and so on
-// (faults.KindInfo.On).
+// (faults.KindInfo.On). A fault fires at the beat its schedule names if that beat admits it,
+// and at no other: tool-transient@2 where beat 2 is a mark does not fire at all (the case lists
+// it in Case.Unfired, saying why), rather than at the next tool call, so that every case has
+// one name.
 func (b Beat) Admits(k faults.Kind) bool {
 	info, _ := k.Info()
 	c := info.On

@@ -22,7 +22,8 @@ type Case struct {
 	// (Options.Repro of Shrunk).
 	Shrunk      faults.Schedule
 	ShrunkRepro string
-	// Unfired lists the faults that never fired: the run ended first.
+	// Unfired lists the faults that never fired: the run ended before their beat, or their beat
+	// does not admit their kind (Beat.Admits).
 	Unfired []faults.Fault
 	// Result is what the run's last process returned, and State the durable state read back
 	// after the run (nil without a Stater, or if the run did not complete).
@@ -34,7 +35,15 @@ type Case struct {
 	// Repro is the command that replays this case (Options.Repro); empty without one.
 	Repro    string
 	Duration time.Duration
+
+	interrupted bool   // the Runner's context stopped the case (see Interrupted)
+	unfiredWhy  string // why the faults of Unfired did not fire
 }
+
+// Interrupted reports whether the case was stopped before it was decided, because its
+// Runner's context was done (NewRunnerContext): its verdict is unknown, and says so, but it is
+// not a result: a campaign journals no such case, and runs it again when it is resumed.
+func (c *Case) Interrupted() bool { return c.interrupted }
 
 // ID names the case uniquely in a campaign: the target and the schedule.
 func (c *Case) ID() string { return c.Target + ":" + c.Schedule.String() }

@@ -211,11 +211,11 @@ func TestShrinkingADiskFull(t *testing.T) {
 		property string
 		want     string
 	}{
-		{records{spinOnFull}, oracle.Completes, "diskfull@0:0+1s"},
-		{records{swallowOnFull}, oracle.SameState, "diskfull@0:0"},
+		{records{spinOnFull}, oracle.Completes, "diskfull@1:0+1s"},
+		{records{swallowOnFull}, oracle.SameState, "diskfull@1:0"},
 	} {
 		rn := newRunner(t, tc.target, harness.Options{})
-		c := rn.Run(faults.Schedule{{Kind: faults.DiskFull, Beat: 9, Bytes: 7, Dur: 10 * time.Minute}})
+		c := rn.Run(faults.Schedule{{Kind: faults.DiskFull, Beat: 11, Bytes: 7, Dur: 10 * time.Minute}}) // the write of r2
 		if !c.Breaks(tc.property) {
 			t.Fatalf("%s", c)
 		}

@@ -18,13 +18,20 @@
 // # A case
 //
 // NewRunner runs the target once without faults, twice in fact, to check that it is
-// deterministic: the golden run. Runner.Run then runs a schedule: at a crash beat the process
+// deterministic: the golden run. The first run is only counted, so that a target that never ends
+// is refused at a bound (Options.MaxBeats, Options.MaxVirtualTime) in memory that does not grow
+// with its beats; the second is recorded. NewRunnerContext's context stops every run at once. Runner.Run then runs a schedule: at a crash beat the process
 // stops on the spot (runtime.Goexit, which a generic recover cannot swallow), the crash is
 // applied to the disk, and a new process starts on what survived, over the same world, after
 // Options.RestartDelay of virtual time. A process that fails is restarted too, as a supervisor
 // would, while faults remain. The oracle then compares the run with the golden run. A case whose
 // first fault is a crash starts from the crash state rebuilt from the golden recording rather
 // than re-running the prefix.
+//
+// A fault fires at the beat its schedule names, if that beat admits its kind (Beat.Admits: a kill
+// any beat, a diskfull a write, a tool fault a tool call leaving the process), and at no other;
+// the case lists a fault that did not fire in Case.Unfired, saying why, so that every case has
+// one name. Runner.Beats tells where a fault added to a schedule can fire.
 //
 // # Time and workers
 //

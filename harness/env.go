@@ -60,15 +60,23 @@ func (e *Env) Worker() int { return e.p.slot.id }
 // on the runner's goroutine, after the process's threads have stopped running and before
 // anything else happens: before a crash reaches the disk, before any other process starts. (A
 // thread that hung in code of its own may still be running it.)
-// Functions run in the reverse order of their registration, and must not call the Env.
+// Functions run in the reverse order of their registration, and must not call the Env. If the
+// process has ended already (the run was stopped while the thread ran code of its own), f runs at
+// once, on the caller's goroutine, and the caller stops there, as at any Env call.
 //
 // It is for targets whose process reaches outside the simulation: an adapter that runs a real
 // subprocess kills it here, so that a crash at a beat stops the subprocess at that beat.
 func (e *Env) AtEnd(f func()) {
-	e.alive()
 	e.r.mu.Lock()
-	defer e.r.mu.Unlock()
+	select {
+	case <-e.p.dead: // end has run, or is running, the functions registered so far: f is not one
+		e.r.mu.Unlock()
+		f()
+		runtime.Goexit()
+	default:
+	}
 	e.p.atEnd = append(e.p.atEnd, f)
+	e.r.mu.Unlock()
 }
 
 // Mark declares a progress point: call it right after a step of the harness has become durable,
@@ -444,7 +452,7 @@ func (e *Env) beat(b Beat) (int, *faults.Fault) {
 		return -1, nil
 	}
 	idx, due := r.step(e.p, b)
-	over := idx >= r.maxBeats || r.spinning()
+	over := idx >= r.maxBeats || r.spinning() || r.halted || r.ctx.Err() != nil
 	r.mu.Unlock()
 	if over {
 		r.exit(event{t: r.current, kind: evOver})

@@ -21,8 +21,8 @@ func TestNoFaultFiredIsUnknown(t *testing.T) {
 	rn := newRunner(t, steps{n: 3}, harness.Options{Replicas: 1})
 	for _, tc := range []struct{ schedule, why string }{
 		{"kill@100000", "kill@100000 is past the run's end (it made 11 beats; the golden run makes 11)"},
-		{"tool-ambiguous@0", "tool-ambiguous@0 found no beat it applies to (a tool call) at or after beat 0, of 11"},
-		{"callback-dup@0", "(a call of an asynchronous tool)"},
+		{"tool-ambiguous@0", "tool-ambiguous@0 did not fire: it fires only at a tool call, and beat 0 is \"fs.create log\""},
+		{"callback-dup@0", "it fires only at a call of an asynchronous tool, and beat 0 is"},
 		{"switch@8:9", "switch@8:9 names a worker the run does not have"},
 	} {
 		s, err := faults.ParseSchedule(tc.schedule)
@@ -43,6 +43,49 @@ func TestNoFaultFiredIsUnknown(t *testing.T) {
 	c.RequireAll(11)
 	if c.Verdict.Outcome != oracle.Unknown || !strings.Contains(c.Verdict.Reason, "not every fault fired: power@500 is past the run's end") {
 		t.Fatalf("%s", c)
+	}
+}
+
+// A fault fires at the beat it names if that beat admits its kind, and at no other: a tool
+// fault at a mark does not fire at the next tool call (so tool-ambiguous@0, @1 and @2 are not three
+// names for the case of @2), and the case says so, quoting the beat.
+func TestFaultFiresAtItsBeatOnly(t *testing.T) {
+	target := harness.Func{ToolList: []harness.Tool{{Name: "po", Contract: harness.NotIdempotent}},
+		RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+			env.Mark("a")
+			env.Mark("b")
+			_, err := env.Call(ctx, harness.Call{Tool: "po", Args: 1}) // beats 2 (sent) and 3 (applied)
+			env.Mark("c")
+			return nil, err
+		}}
+	rn := newRunner(t, target, harness.Options{})
+	for _, tc := range []struct{ schedule, why string }{
+		{"tool-ambiguous@0", "tool-ambiguous@0 did not fire: it fires only at a tool call, and beat 0 is \"mark a\""},
+		{"tool-transient@1", "tool-transient@1 did not fire: it fires only at a tool call, and beat 1 is \"mark b\""},
+		{"tool-ambiguous@3", "tool-ambiguous@3 did not fire: it fires only at a tool call, and beat 3 is \"tool po applied\""},
+		{"diskfull@2:0", "diskfull@2:0 did not fire: it fires only at a write, and beat 2 is \"tool po sent\""},
+		{"tool-ambiguous@2", ""},
+	} {
+		s, err := faults.ParseSchedule(tc.schedule)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := rn.Run(s)
+		if tc.why == "" {
+			if len(c.Unfired) != 0 || c.Beats[2].Fault != 1 {
+				t.Errorf("%s did not fire at its beat: %s", tc.schedule, c)
+			}
+			continue
+		}
+		if len(c.Unfired) != 1 || c.Verdict.Outcome != oracle.Unknown || c.Verdict.Reason != "no fault fired, so the case tested nothing: "+tc.why {
+			t.Errorf("%s: unfired %v, %s (%s)\nwant unknown: %s", tc.schedule, c.Unfired, c.Verdict.Outcome, c.Verdict.Reason, tc.why)
+		}
+	}
+	// A replay asks for every fault: one that did not fire makes it unknown, quoting its beat.
+	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 1}, {Kind: faults.ToolTransient, Beat: 3}})
+	c.RequireAll(5)
+	if want := "not every fault fired: tool-transient@3 did not fire: it fires only at a tool call, and beat 3 is \"mark b\""; c.Verdict.Outcome != oracle.Unknown || c.Verdict.Reason != want {
+		t.Fatalf("%s (%s), want unknown: %s", c.Verdict.Outcome, c.Verdict.Reason, want)
 	}
 }
 

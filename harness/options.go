@@ -55,7 +55,53 @@ type Options struct {
 	// Repro, if set, returns the command that replays a case (Case.Repro): package campaign's
 	// ReplayCommand for the command line, a go test command in package chaoskittest.
 	Repro func(schedule faults.Schedule) string
+	// MaxBeats bounds a golden run in beats, and MaxVirtualTime in virtual time: a golden run that
+	// reaches either without finishing is refused with a *BoundError, for it has no other
+	// reference for its length (a case is bounded by its golden run's). The defaults,
+	// DefaultMaxBeats and DefaultMaxVirtualTime, are far above what real harnesses need; a harness
+	// that needs more sets them higher. Neither changes a case: they decide only whether a golden
+	// run is accepted.
+	MaxBeats       int
+	MaxVirtualTime time.Duration
+	// OnGolden, if set, is called as a golden run goes on, a few times a second of wall-clock
+	// time at most, on the goroutine of the target's thread: for a progress display. It must
+	// return quickly and must not call the Runner.
+	OnGolden func(GoldenProgress)
 }
+
+// GoldenProgress is how far a golden run has got (Options.OnGolden).
+type GoldenProgress struct {
+	Target string // the target's name, with its number of workers when there are several
+	// Run numbers the golden run: 1, counted as it goes (nothing of its beats is kept, so that a
+	// run that never ends costs no memory until it reaches a bound); 2, recorded; 3, only when
+	// the first two differ, to find where.
+	Run     int
+	Beats   int           // the beats it has made
+	Virtual time.Duration // the virtual time that has passed in it
+	// Of is how many beats the run should make, the first run's, once that is known (0 before).
+	Of int
+	// MaxBeats and MaxVirtualTime are the bounds it runs under (Options').
+	MaxBeats       int
+	MaxVirtualTime time.Duration
+}
+
+// DefaultMaxBeats and DefaultMaxVirtualTime are the default bounds of a golden run
+// (Options.MaxBeats, Options.MaxVirtualTime), chosen far above what real harnesses need. The
+// golden runs of this repository's targets make at most a few hundred beats: the reference agent
+// 162 (216 with two workers, the longest of its variants), the Burr example 254 on a FUSE disk
+// where every SQLite write is a beat, DBOS's workflow 132; chaoskit bench's largest synthetic
+// agent makes 10,001. The longest in virtual time is the reference agent's, 52 hours, most of
+// them a weekend's wait for an approval. A million beats is 4,000 times the examples' and 100
+// times the synthetic agent's, and a target that never ends reaches it in a few seconds in
+// process, or about half a minute as a process (the test child marking in a loop: 32 s on a
+// loaded 2-core machine, in 17 MB, since the first golden run keeps nothing of its beats). A
+// year of virtual time lets a harness wait for approvals that take weeks, and outlive 24-hour
+// key expiries, many times over, while a loop that sleeps an hour a turn is stopped after 8,760
+// turns.
+const (
+	DefaultMaxBeats       = 1_000_000
+	DefaultMaxVirtualTime = 365 * 24 * time.Hour
+)
 
 // DefaultTimeout is Options.Timeout's default, and HangFactor how many times the golden run's
 // longest gap between beats a case waits for a beat before its process counts as hung.
@@ -94,6 +140,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Sector <= 0 {
 		o.Sector = 512
+	}
+	if o.MaxBeats <= 0 {
+		o.MaxBeats = DefaultMaxBeats
+	}
+	if o.MaxVirtualTime <= 0 {
+		o.MaxVirtualTime = DefaultMaxVirtualTime
 	}
 	return o
 }

@@ -39,11 +39,16 @@ type run struct {
 	rng       *rand.Rand // ...and its choices
 	bare      afero.Fs   // set for a bare run: processes use it directly, without beats or faults
 
-	mu       sync.Mutex     // guards beats and the world against a thread the runner gave up on
-	prefix   []Beat         // a derived run's first beats: the golden run's, shared, never changed
-	beats    []Beat         // the beats after prefix
-	notes    map[int]string // what happened at a beat: what a crash did, how a process ended
-	maxBeats int            // beats after which a run counts as never ending
+	ctx      context.Context // the run stops, its processes ended, when it is done (at the next beat)
+	mu       sync.Mutex      // guards beats and the world against a thread the runner gave up on
+	prefix   []Beat          // a derived run's first beats: the golden run's, shared, never changed
+	beats    []Beat          // the beats after prefix (and after folded)
+	folded   int             // beats of a counted golden run added to its tally and dropped
+	halted   bool            // the third golden run has parted from the run it is compared with
+	notes    map[int]string  // what happened at a beat: what a crash did, how a process ended
+	maxBeats int             // beats after which a run counts as never ending
+	maxTime  time.Duration   // for a golden run: the virtual time after which it counts as never ending
+	late     bool            // the clock would have passed maxTime
 	// spin counts the beats made in a row with the clock standing still and no mark, since
 	// spinAt; past maxSpin (0: no limit) the run is a livelock.
 	spin       int
@@ -118,8 +123,9 @@ type process struct {
 type thread struct {
 	p      *process
 	resume chan struct{}
-	wait   *wait // what it is blocked on; nil when runnable
-	done   bool
+	wait   *wait         // what it is blocked on; nil when runnable
+	done   bool          // its function returned (as the runner learned)
+	gone   chan struct{} // closed when its goroutine has ended, its deferred calls run
 }
 
 // wait is what a blocked thread waits for; it wakes on the first of them.
@@ -184,10 +190,19 @@ func keepsSubset(s faults.Schedule) bool {
 	})
 }
 
+// recorder watches a golden run: it records where the run stood before every beat (cursors),
+// or, for a counted run, only tallies its beats.
 type recorder struct {
 	cursors []cursor
+	tally   *tally        // set for a counted run, which keeps no cursors and no beats
 	maxSpin int           // the longest stretch of beats with the clock standing still and no mark
 	maxGap  time.Duration // the longest wall-clock time between two beats, or a start and a beat
+	// For Options.OnGolden: the run's name and number, the beats it should make (0: not
+	// known), and when OnGolden was last called.
+	name  string
+	no    int
+	of    int
+	shown time.Time
 }
 
 func (rc *recorder) at(r *run, p *process) {
@@ -202,15 +217,19 @@ type ending struct {
 	panicked string
 	hung     string
 	over     bool
+	late     bool   // a golden run's clock would have passed Options.MaxVirtualTime
+	stopped  error  // the run's context was done (its cause): the run was interrupted
 	gaveUp   bool   // the harness stopped the run (stuck, restarts used up), not the target
 	why      string // why the supervisor stopped restarting the failing process, if it did
 }
 
 func (x ending) String() string {
 	switch {
+	case x.stopped != nil:
+		return "interrupted: " + x.stopped.Error()
 	case x.hung != "":
 		return x.hung
-	case x.over:
+	case x.over || x.late:
 		return "no end in sight"
 	case x.panicked != "":
 		return "panicked: " + firstLine(x.panicked)
@@ -227,6 +246,7 @@ func firstLine(s string) string {
 
 func newRun(newTarget func() Target, o *Options, tools []Tool, s faults.Schedule, maxBeats int) *run {
 	r := &run{
+		ctx:       context.Background(),
 		lastFault: -1,
 		newTarget: newTarget,
 		o:         o,
@@ -278,9 +298,10 @@ func (r *run) start(s *slot) {
 
 // spawn starts a thread of p; it waits for the baton before running f.
 func (r *run) spawn(p *process, f func(ctx context.Context) (any, error)) {
-	t := &thread{p: p, resume: make(chan struct{})}
+	t := &thread{p: p, resume: make(chan struct{}), gone: make(chan struct{})}
 	p.threads = append(p.threads, t)
 	go func() {
+		defer close(t.gone)
 		if !t.await() {
 			return
 		}
@@ -294,7 +315,7 @@ func (r *run) spawn(p *process, f func(ctx context.Context) (any, error)) {
 			if p := recover(); p != nil {
 				ev.panicked = fmt.Sprintf("%v%s", p, panicSite(debug.Stack()))
 			}
-			r.events <- ev
+			r.send(ev)
 		}()
 		ev.result, ev.err = f(p.ctx)
 	}()
@@ -314,9 +335,20 @@ func (t *thread) await() bool {
 // process dies meanwhile leaves through runtime.Goexit.
 func (r *run) report(ev event) {
 	t := ev.t
-	r.events <- ev
-	if !t.await() {
+	if !r.send(ev) || !t.await() {
 		runtime.Goexit()
+	}
+}
+
+// send sends an event of a thread to the runner, unless the thread's process dies first (the
+// runner gave up on it: it hung, or the run was interrupted, and nothing reads events any more).
+// It reports whether the event was sent.
+func (r *run) send(ev event) bool {
+	select {
+	case r.events <- ev:
+		return true
+	case <-ev.t.p.dead:
+		return false
 	}
 }
 
@@ -325,7 +357,7 @@ func (r *run) report(ev event) {
 // It waits for the runner to mark the process dead before leaving, so that the deferred calls
 // Goexit runs find it dead and cannot reach the disk or the world after the crash.
 func (r *run) exit(ev event) {
-	r.events <- ev
+	r.send(ev)
 	<-ev.t.p.dead
 	runtime.Goexit()
 }
@@ -383,15 +415,26 @@ func (r *run) loop() ending {
 		if x, over := r.over(); over {
 			return x
 		}
+		if r.ctx.Err() != nil {
+			r.killAll()
+			return ending{stopped: context.Cause(r.ctx)}
+		}
 		t := r.pick()
 		if t == nil {
 			if !r.advance() {
 				return r.stuckEnding()
 			}
+			if r.late {
+				r.killAll()
+				return ending{late: true}
+			}
 			continue
 		}
 		r.current = t
 		ev, hung := r.next(t)
+		if r.ctx.Err() != nil && hung != "" {
+			return ending{stopped: context.Cause(r.ctx)}
+		}
 		if hung != "" {
 			return ending{hung: hung}
 		}
@@ -403,7 +446,8 @@ func (r *run) loop() ending {
 }
 
 // next runs t until it reports an event. It returns a reason instead if t hangs: no progress
-// for a whole tick of the detector (between one and two Timeouts of wall-clock time).
+// for a whole tick of the detector (between one and two Timeouts of wall-clock time); or if the
+// run's context is done, having ended every process.
 func (r *run) next(t *thread) (event, string) {
 	t.resume <- struct{}{}
 	seen := -1
@@ -411,6 +455,17 @@ func (r *run) next(t *thread) (event, string) {
 		select {
 		case ev := <-r.events:
 			return ev, ""
+		case <-r.ctx.Done():
+			// Every process ends, and t, which was running, is let finish what it does until its
+			// next Env call, where it stops: code of its own that cleans up as it stops (an
+			// adapter's AtEnd function, run there if t had not registered it yet) runs to its end
+			// before the run returns and chaoskit exits, within a Timeout.
+			r.killAll()
+			select {
+			case <-t.gone:
+			case <-time.After(r.o.Timeout):
+			}
+			return event{}, "interrupted"
 		case <-r.tick.C:
 			r.mu.Lock()
 			n := r.progress
@@ -436,6 +491,9 @@ func (r *run) handle(ev event) (ending, bool) {
 		r.note(r.nbeats()-1, fmt.Sprintf("process %d frozen for %s", p.attempt, ev.fault.Dur))
 	case evOver:
 		r.killAll()
+		if r.ctx.Err() != nil {
+			return ending{stopped: context.Cause(r.ctx)}, true
+		}
 		return ending{over: true}, true
 	case evFinish:
 		t.done = true
@@ -592,6 +650,10 @@ func (r *run) advance() bool {
 	if !ok {
 		return false
 	}
+	if r.maxTime > 0 && next.Sub(faults.Epoch) > r.maxTime {
+		r.late = true // a golden run that would pass its bound in virtual time: it goes no further
+		return true
+	}
 	if next.After(now) {
 		r.clock.Set(next)
 	}
@@ -679,7 +741,8 @@ func (r *run) stuckEnding() ending {
 // step records beat b of process p: the one place where beats are numbered, scheduled faults
 // fire and progress is accounted, for a beat a process makes and for one replayed from a golden
 // recording (Runner.derive) alike. It returns the beat's index and the fault that fires there,
-// if any. The caller holds r.mu, or owns r alone.
+// if any: a fault fires at the beat it names, if that beat admits its kind (Beat.Admits), and
+// at no other. The caller holds r.mu, or owns r alone.
 func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 	b.Worker, b.Attempt = p.slot.id, p.attempt
 	idx := r.nbeats()
@@ -689,15 +752,25 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 	} else {
 		r.spin++
 	}
-	if r.rec != nil {
-		r.rec.at(r, p)
-		r.rec.maxSpin = max(r.rec.maxSpin, r.spin)
-		now := time.Now() // the one use of the wall clock in a run: to scale the hang detector
-		r.rec.maxGap, r.lastWall = max(r.rec.maxGap, now.Sub(r.lastWall)), now
+	if rc := r.rec; rc != nil {
+		if rc.tally == nil {
+			rc.at(r, p)
+		} else if len(r.beats) >= foldEvery {
+			r.fold(len(r.beats) - 1)
+		}
+		rc.maxSpin = max(rc.maxSpin, r.spin)
+		// The one use of the wall clock in a run: to scale the hang detector, and to show progress.
+		now := time.Now()
+		rc.maxGap, r.lastWall = max(rc.maxGap, now.Sub(r.lastWall)), now
+		if r.o.OnGolden != nil && now.Sub(rc.shown) >= progressEvery {
+			rc.shown = now
+			r.o.OnGolden(GoldenProgress{Target: rc.name, Run: rc.no, Beats: idx, Virtual: r.clock.Now().Sub(faults.Epoch),
+				Of: rc.of, MaxBeats: r.o.MaxBeats, MaxVirtualTime: r.o.MaxVirtualTime})
+		}
 	}
 	var due *faults.Fault
 	for i := range r.sched {
-		if f := &r.sched[i]; r.fired[i] < 0 && f.Beat <= idx && b.Admits(f.Kind) && f.Worker <= len(r.slots) {
+		if f := &r.sched[i]; r.fired[i] < 0 && f.Beat == idx && b.Admits(f.Kind) && f.Worker <= len(r.slots) {
 			r.fired[i] = idx
 			r.beats[len(r.beats)-1].Fault = i + 1
 			due = &r.sched[i]
@@ -728,14 +801,40 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 	return idx, due
 }
 
+// foldEvery is how many beats a counted golden run holds before it adds them to its tally.
+const foldEvery = 256
+
+// fold adds the first n beats the run holds to its tally, and drops them. A beat is added once
+// the next is made: only the last beat made can still change (Env.lease marks it refused).
+func (r *run) fold(n int) {
+	t := r.rec.tally
+	for i := range n {
+		t.add(&r.beats[i])
+	}
+	r.folded += n
+	r.beats = append(r.beats[:0], r.beats[n:]...)
+	if t.diverged >= 0 {
+		r.halted = true // the third golden run has found where it parts: it goes no further
+	}
+}
+
 // spinning reports whether the run has spun past its limit (see run.spin).
 func (r *run) spinning() bool { return r.maxSpin > 0 && r.spin > r.maxSpin }
 
 // nbeats returns how many beats the run has made.
-func (r *run) nbeats() int { return len(r.prefix) + len(r.beats) }
+func (r *run) nbeats() int { return len(r.prefix) + r.folded + len(r.beats) }
 
-// beat returns beat i of the run, to change it (it must not be of the shared prefix).
-func (r *run) ownBeat(i int) *Beat { return &r.beats[i-len(r.prefix)] }
+// beat returns beat i of the run, to change it (it must not be of the shared prefix, nor
+// folded into a tally).
+func (r *run) ownBeat(i int) *Beat { return &r.beats[i-len(r.prefix)-r.folded] }
+
+// label returns the label of beat i of the run.
+func (r *run) label(i int) string {
+	if i < len(r.prefix) {
+		return r.prefix[i].Label()
+	}
+	return r.beats[i-len(r.prefix)-r.folded].Label()
+}
 
 // allBeats returns every beat of the run, the prefix's and its own, in one new slice.
 func (r *run) allBeats() []Beat {
@@ -788,7 +887,7 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 	obs.PrefixMarks = r.prefixMarks
 	for j, b := range r.beats {
 		if b.Kind == BeatMark && (b.Fault == 0 || !isCrash(r.sched[b.Fault-1].Kind)) { // a crash at a mark stops it; a freeze delays it
-			obs.Marks = append(obs.Marks, oracle.Mark{Beat: len(r.prefix) + j, Label: b.Name, Attempt: b.Attempt})
+			obs.Marks = append(obs.Marks, oracle.Mark{Beat: len(r.prefix) + r.folded + j, Label: b.Name, Attempt: b.Attempt})
 		}
 		if trace {
 			obs.Trace = append(obs.Trace, b.Label())
@@ -796,6 +895,9 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 	}
 	obs.Unrecoverable = r.disk.Flips() > 0
 	switch {
+	case x.stopped != nil:
+		obs.Undecided = x.String()
+		return obs
 	case x.hung != "":
 		obs.Undecided = x.hung
 		return obs

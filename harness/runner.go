@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,8 +18,9 @@ import (
 // ErrNondeterministic is wrapped by NewRunner's error when two golden runs of a target differ.
 var ErrNondeterministic = errors.New("target is not deterministic")
 
-// maxGoldenBeats bounds a golden run, which has no other reference for its length.
-const maxGoldenBeats = 10_000_000
+// ErrInterrupted is wrapped, with the context's cause, by the error of a golden run that a
+// Runner's context stopped (NewRunnerContext).
+var ErrInterrupted = errors.New("interrupted")
 
 // Runner runs cases against one target. NewRunner records the target's golden run (twice, to
 // check that it is deterministic); each case then runs the target under a schedule and judges
@@ -30,6 +32,7 @@ const maxGoldenBeats = 10_000_000
 // the clock at the crash beat are rebuilt from the golden recording, as ALICE builds crash
 // states, and only the recovery runs. A Runner is safe for concurrent use.
 type Runner struct {
+	ctx       context.Context
 	newTarget func() Target
 	o         Options
 	tools     []Tool
@@ -75,9 +78,25 @@ var tearModes = func() []string {
 // NewRunner records the golden run of the target that newTarget builds, and checks that a
 // second one does the same. newTarget is called once per process (the golden runs' included,
 // and every restart's), so that whatever a process keeps in memory dies with it; Fresh makes
-// one from a template value. NewRunner returns an error if the golden run does not complete,
-// hangs, panics, or is not deterministic (wrapping ErrNondeterministic).
+// one from a template value. NewRunner returns an error if the golden run does not complete
+// within its bounds (a *BoundError: Options.MaxBeats, Options.MaxVirtualTime), hangs, panics,
+// or is not deterministic (wrapping ErrNondeterministic).
+//
+// The first golden run is counted, not recorded: it keeps the number of its beats and hashes of
+// them, so that a target that never ends is refused at its bound in memory that did not grow
+// with its beats. The second, known to end, is recorded, and compared with the first: a
+// difference is reported with the first beat at which they part (found, when the first run's
+// checkpoints cannot tell, by a third run compared with the second as it goes).
 func NewRunner(newTarget func() Target, opts Options) (*Runner, error) {
+	return NewRunnerContext(context.Background(), newTarget, opts)
+}
+
+// NewRunnerContext is NewRunner with a context: when ctx is done, every run of the Runner stops
+// at once, its golden runs' and its cases' alike, ending their processes as a crash would (their
+// Env.AtEnd functions run). A golden run stopped so fails with an error wrapping ErrInterrupted
+// and ctx's cause, and is recorded again if asked for again; a case stopped so is unknown, and
+// says so (Case.Interrupted).
+func NewRunnerContext(ctx context.Context, newTarget func() Target, opts Options) (*Runner, error) {
 	if newTarget == nil {
 		panic("harness: NewRunner with a nil target constructor")
 	}
@@ -85,7 +104,7 @@ func NewRunner(newTarget func() Target, opts Options) (*Runner, error) {
 	if spec == nil {
 		panic("harness: NewRunner: the target constructor returned nil")
 	}
-	rn := &Runner{newTarget: newTarget, o: opts.withDefaults(), goldens: map[int]*Golden{}}
+	rn := &Runner{ctx: ctx, newTarget: newTarget, o: opts.withDefaults(), goldens: map[int]*Golden{}}
 	if t, ok := spec.(Tooler); ok {
 		rn.tools = t.Tools()
 	}
@@ -147,54 +166,158 @@ func (rn *Runner) Golden(s faults.Schedule) (*Golden, error) {
 	g, ok := rn.goldens[n]
 	if !ok {
 		g = rn.record(n)
-		rn.goldens[n] = g
+		if !errors.Is(g.err, ErrInterrupted) {
+			rn.goldens[n] = g
+		}
 	}
 	return g, g.err
 }
 
-// record records the golden run with n workers, twice.
+// Err returns nil while the Runner's context (NewRunnerContext) is not done, and then an error
+// wrapping ErrInterrupted and the context's cause.
+func (rn *Runner) Err() error {
+	if rn.ctx.Err() == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(rn.ctx))
+}
+
+// record records the golden run with n workers: counted, then recorded, then compared (see
+// NewRunner).
 func (rn *Runner) record(n int) *Golden {
 	name := rn.o.Name
 	if n > 1 {
 		name = fmt.Sprintf("%s with %d workers", rn.o.Name, n)
 	}
-	r, obs, err := rn.recordOnce(n, name)
+	first, obs1, err := rn.goldenRun(n, name, 1, newTally(nil), 0)
 	if err != nil {
 		return &Golden{err: err}
 	}
-	if obs.Beats == 0 {
+	if obs1.Beats == 0 {
 		return &Golden{err: fmt.Errorf("%s: %w made no beat: chaoskit saw nothing it did, so no fault can reach it. A target must do its I/O through the Env it is given (env.FS() for files, env.Call for tools, env.Model, env.Sleep, env.Mark), not through os or the network directly", name, errGolden)}
 	}
-	if obs.StateErr != "" {
-		return &Golden{err: fmt.Errorf("%s: the golden run's state cannot be read back (every case would fail same-state): %s", name, obs.StateErr)}
+	if obs1.StateErr != "" {
+		return &Golden{err: fmt.Errorf("%s: the golden run's state cannot be read back (every case would fail same-state): %s", name, obs1.StateErr)}
 	}
-	r2, again, err := rn.recordOnce(n, name)
-	if err != nil {
-		return &Golden{err: fmt.Errorf("%s: second %w", name, errors.Unwrap(err))}
+	r, obs, err := rn.goldenRun(n, name, 2, nil, obs1.Beats)
+	var bound *BoundError
+	if err != nil && !errors.As(err, &bound) { // past a bound where the first ended: they part
+		return &Golden{err: err}
 	}
-	if v := oracle.CheckDeterministic(obs, again, oracle.Options{Compare: rn.cmp}); len(v) > 0 {
-		return &Golden{err: fmt.Errorf("%s: %w: %s", name, ErrNondeterministic, v[0].Detail)}
+	why, err := rn.compare(first, obs1, r, obs, n, name)
+	switch {
+	case err != nil:
+		return &Golden{err: err}
+	case why != "":
+		return &Golden{err: fmt.Errorf("%s: %w: %s", name, ErrNondeterministic, why)}
 	}
-	obs.Trace = nil // only the determinism check needed it
-	return &Golden{r: r, obs: obs, maxGap: max(r.rec.maxGap, r2.rec.maxGap)}
+	return &Golden{r: r, obs: obs, maxGap: max(first.rec.maxGap, r.rec.maxGap)}
 }
 
-// recordOnce runs the target once without faults, recording where it stood at every beat.
-func (rn *Runner) recordOnce(replicas int, name string) (*run, *oracle.Observation, error) {
+// compare compares the counted golden run first (observed as a) with the recorded one r (b; nil
+// if r reached a bound), and says how they differ, or returns "". It runs a third golden run
+// when the first's tally cannot say where they part, and returns its error if it is interrupted.
+func (rn *Runner) compare(first *run, a *oracle.Observation, r *run, b *oracle.Observation, n int, name string) (string, error) {
+	if p, parts := first.rec.tally.part(r.beats); parts {
+		if !p.window {
+			return p.String(), nil
+		}
+		return rn.third(n, name, r, b, p.String())
+	}
+	v := oracle.CheckDeterministic(outcome(a, false), outcome(b, false), oracle.Options{Compare: rn.cmp})
+	if a.Completed != b.Completed || a.Err != b.Err {
+		return v[0].Detail, nil
+	}
+	var effects sum
+	for _, e := range b.Effects {
+		effects.add(e.Identity)
+	}
+	if effects != first.world.effectSum {
+		what := "different effects"
+		if a, b := first.world.effectSum.n, effects.n; a != b {
+			what = fmt.Sprintf("%d and %d effects", a, b)
+		}
+		return rn.third(n, name, r, b, "two golden runs applied "+what+" (a third run agreed with the second)")
+	}
+	if len(v) > 0 {
+		return v[0].Detail, nil
+	}
+	return "", nil
+}
+
+// third runs a third golden run, counted and compared beat by beat with the recorded one r (b)
+// as it goes, to say where they part; if they do not, it returns otherwise, what is known of
+// how the first two differ.
+func (rn *Runner) third(n int, name string, r *run, b *oracle.Observation, otherwise string) (string, error) {
+	c, obs, err := rn.goldenRun(n, name, 3, newTally(r.beats), len(r.beats))
+	if err != nil {
+		return "", err
+	}
+	if t := c.rec.tally; t.diverged >= 0 {
+		p := parting{beat: t.diverged, second: t.label}
+		if t.diverged < len(r.beats) {
+			p.first = r.beats[t.diverged].Label()
+		}
+		return p.String(), nil
+	}
+	if b != nil {
+		if v := oracle.CheckDeterministic(outcome(b, true), outcome(obs, true), oracle.Options{Compare: rn.cmp}); len(v) > 0 {
+			return v[0].Detail, nil
+		}
+	}
+	return otherwise, nil
+}
+
+// outcome returns what oracle.CheckDeterministic compares of o besides its trace: how it ended,
+// its result and state, and its effects if withEffects.
+func outcome(o *oracle.Observation, withEffects bool) *oracle.Observation {
+	c := &oracle.Observation{Completed: o.Completed, Err: o.Err, Result: o.Result, State: o.State}
+	if withEffects {
+		c.Effects = o.Effects
+	}
+	return c
+}
+
+// goldenRun runs the target once without faults with the given number of workers, as golden
+// run number no of those record makes: counted if t is set (its beats go into t as they are
+// made, and none is kept), else recorded (every beat kept, with where the run stood before it).
+// of is the beats it should make, if known, for Options.OnGolden. A run that reaches a bound
+// returns a *BoundError, with the run; a third run (t compared with another) returns no error
+// but its interruption.
+func (rn *Runner) goldenRun(replicas int, name string, no int, t *tally, of int) (*run, *oracle.Observation, error) {
 	o := rn.o
 	o.Replicas = replicas
-	r := newRun(rn.newTarget, &o, rn.tools, nil, maxGoldenBeats)
-	r.disk.StartLog()
-	r.rec = &recorder{}
-	x := r.startAll()
-	if x.hung != "" || x.over || x.err != nil || x.panicked != "" {
-		why := x.String()
-		if x.over {
-			why = fmt.Sprintf("made %d beats without finishing", maxGoldenBeats)
-		}
-		return nil, nil, fmt.Errorf("%s: %w %s", name, errGolden, why)
+	r := newRun(rn.newTarget, &o, rn.tools, nil, o.MaxBeats)
+	r.ctx, r.maxTime = rn.ctx, o.MaxVirtualTime
+	r.rec = &recorder{tally: t, name: name, no: no, of: of}
+	switch {
+	case t == nil:
+		r.disk.StartLog()
+	case t.against == nil:
+		r.world.counted = true
 	}
-	return r, r.observe(x, rn.state(), true), nil
+	x := r.startAll()
+	if t != nil {
+		r.fold(len(r.beats))
+		t.end()
+	}
+	which := [...]string{2: "second ", 3: "third "}[min(no, 3)]
+	switch {
+	case x.stopped != nil:
+		return nil, nil, fmt.Errorf("%s: %s%w %w: %w", name, which, errGolden, ErrInterrupted, x.stopped)
+	case t != nil && t.against != nil:
+		return r, r.observe(x, rn.state(), false), nil
+	case x.over || x.late:
+		bound := "MaxBeats"
+		if x.late {
+			bound = "MaxVirtualTime"
+		}
+		return r, nil, &BoundError{Target: name, Bound: bound, MaxBeats: o.MaxBeats, MaxVirtualTime: o.MaxVirtualTime,
+			Beats: min(r.nbeats(), o.MaxBeats), Virtual: r.clock.Now().Sub(faults.Epoch)}
+	case x.hung != "" || x.err != nil || x.panicked != "":
+		return nil, nil, fmt.Errorf("%s: %s%w %s", name, which, errGolden, x)
+	}
+	return r, r.observe(x, rn.state(), false), nil
 }
 
 // state reads the target's durable state from fsys, with a fresh instance: State must depend on
@@ -208,6 +331,9 @@ func (rn *Runner) state() Stater {
 
 // Len returns the number of beats of the golden run.
 func (g *Golden) Len() int { return g.obs.Beats }
+
+// Elapsed returns the virtual time the golden run took.
+func (g *Golden) Elapsed() time.Duration { return g.r.clock.Now().Sub(faults.Epoch) }
 
 // Beat returns beat i of the golden run.
 func (g *Golden) Beat(i int) Beat { return g.r.beats[i] }
@@ -259,7 +385,10 @@ func (rn *Runner) Run(s faults.Schedule) *Case {
 	start := time.Now()
 	c := rn.runCase(s)
 	if c.Failed() {
-		if why := differs(c, rn.runCase(s)); why != "" {
+		again := rn.runCase(s)
+		if why := differs(c, again); again.interrupted {
+			c.interrupted = true
+		} else if why != "" {
 			c.Verdict.Outcome = oracle.Unknown
 			c.Verdict.Reason = "not reproducible: the target is not deterministic: a second run of the same case " + why
 		}
@@ -318,7 +447,11 @@ func (rn *Runner) RunOnce(s faults.Schedule) *Case {
 func (rn *Runner) runCase(s faults.Schedule) *Case { return rn.runCaseKeep(s, false) }
 
 // runCaseKeep runs the case of schedule s once; keep keeps its beats even if it passes.
-func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case {
+func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case { return rn.runCaseAs(s, s, keep) }
+
+// runCaseAs runs the case of schedule s once, with the workers and against the golden run of
+// schedule like; keep keeps its beats even if it passes.
+func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s}
 	if rn.o.Repro != nil {
 		c.Repro = rn.o.Repro(s)
@@ -330,14 +463,16 @@ func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case {
 		}
 	}
 	o := rn.o
-	o.Replicas = rn.replicas(s)
-	gold, err := rn.Golden(s)
+	o.Replicas = rn.replicas(like)
+	gold, err := rn.Golden(like)
 	if err != nil {
 		c.Verdict = oracle.Verdict{Outcome: oracle.Unknown, Reason: err.Error()}
+		c.interrupted = errors.Is(err, ErrInterrupted)
 		return c
 	}
 	g := gold.Len()
 	r := newRun(rn.newTarget, &o, rn.tools, s, 10*g+1000)
+	r.ctx = rn.ctx
 	// A run spins when it makes beats with the clock standing still and no mark for much longer
 	// than the golden run ever did: ten times its longest such stretch, and more than the whole
 	// golden run, so that a recovery replaying the work at once is not mistaken for one.
@@ -352,7 +487,7 @@ func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case {
 	defer func() {
 		// Back to the pool unless the case keeps the beats, or a process of the run may still
 		// append to them (one that hung, or was given up on, can wake later).
-		if x.hung == "" && !x.over && (len(r.beats) == 0 || len(c.Beats) == 0 || &c.Beats[0] != &r.beats[0]) {
+		if x.hung == "" && !x.over && x.stopped == nil && (len(r.beats) == 0 || len(c.Beats) == 0 || &c.Beats[0] != &r.beats[0]) {
 			b := r.beats[:0] // a slice of its own: a pointer into r would keep the whole run alive
 			rn.buffers.Put(&b)
 		}
@@ -366,6 +501,11 @@ func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case {
 	} else {
 		x = r.startAll()
 	}
+	if x.stopped != nil {
+		c.Verdict = oracle.Verdict{Outcome: oracle.Unknown, Reason: x.String()}
+		c.interrupted = true
+		return c
+	}
 	obs := r.observe(x, rn.state(), false)
 	c.Verdict = oracle.Check(gold.obs, obs, oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: rn.ordered})
 	c.Result, c.State = obs.Result, obs.State
@@ -374,9 +514,12 @@ func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case {
 			c.Unfired = append(c.Unfired, s[i])
 		}
 	}
+	if len(c.Unfired) > 0 {
+		c.unfiredWhy = unfiredWhy(c.Unfired, r.nbeats(), g, r.label)
+	}
 	if len(s) > 0 && len(c.Unfired) == len(s) {
 		c.Verdict.Outcome = oracle.Unknown
-		c.Verdict.Reason = fmt.Sprintf("no fault fired, so the case tested nothing: %s", unfiredWhy(c.Unfired, r.nbeats(), g))
+		c.Verdict.Reason = "no fault fired, so the case tested nothing: " + c.unfiredWhy
 	}
 	if keep || c.Verdict.Outcome != oracle.Pass || c.Verdict.Detected != "" {
 		c.Beats, c.Notes = r.allBeats(), r.notes
@@ -385,8 +528,8 @@ func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case {
 }
 
 // unfiredWhy says why the faults fs did not fire in a run of beats beats, whose golden run has
-// golden beats.
-func unfiredWhy(fs []faults.Fault, beats, golden int) string {
+// golden beats; label, if not nil, returns the label of a beat of the run.
+func unfiredWhy(fs []faults.Fault, beats, golden int, label func(int) string) string {
 	var parts []string
 	for _, f := range fs {
 		info, _ := f.Kind.Info()
@@ -395,8 +538,10 @@ func unfiredWhy(fs []faults.Fault, beats, golden int) string {
 			parts = append(parts, fmt.Sprintf("%s is past the run's end (it made %d beats; the golden run makes %d)", f, beats, golden))
 		case info.Family == faults.FleetFamily && f.Worker > 0:
 			parts = append(parts, fmt.Sprintf("%s names a worker the run does not have", f))
+		case label != nil:
+			parts = append(parts, fmt.Sprintf("%s did not fire: it fires only at %s, and beat %d is %q", f, classWords[info.On], f.Beat, label(f.Beat)))
 		default:
-			parts = append(parts, fmt.Sprintf("%s found no beat it applies to (%s) at or after beat %d, of %d", f, classWords[info.On], f.Beat, beats))
+			parts = append(parts, fmt.Sprintf("%s did not fire: it fires only at %s, and beat %d is not one", f, classWords[info.On], f.Beat))
 		}
 	}
 	return strings.Join(parts, "; ")
@@ -418,8 +563,12 @@ func (c *Case) RequireAll(goldenBeats int) {
 	if len(c.Unfired) == 0 || c.Verdict.Outcome == oracle.Unknown {
 		return
 	}
+	why := c.unfiredWhy
+	if why == "" {
+		why = unfiredWhy(c.Unfired, c.Verdict.Metrics.Beats, goldenBeats, nil)
+	}
 	c.Verdict.Outcome = oracle.Unknown
-	c.Verdict.Reason = "not every fault fired: " + unfiredWhy(c.Unfired, c.Verdict.Metrics.Beats, goldenBeats)
+	c.Verdict.Reason = "not every fault fired: " + why
 }
 
 // startAll starts a process for every worker and runs them to the end.
@@ -470,10 +619,10 @@ func (rn *Runner) Recovery(k int) []int {
 	if err != nil || k < 0 || k >= g.Len() || rn.o.Replicas != 1 {
 		return nil
 	}
-	c := rn.runCaseKeep(faults.Schedule{{Kind: faults.Kill, Beat: k}}, true)
+	beats := rn.Beats(faults.Schedule{{Kind: faults.Kill, Beat: k}}, 1)
 	var out []int
-	for i := k + 1; i < len(c.Beats); i++ {
-		b := c.Beats[i]
+	for i := k + 1; i < len(beats); i++ {
+		b := beats[i]
 		if b.Attempt != 1 {
 			break
 		}
@@ -483,6 +632,17 @@ func (rn *Runner) Recovery(k int) []int {
 		}
 	}
 	return out
+}
+
+// Beats returns the beats of the run of schedule s without its faults from the n-th on (n
+// from 0), with the workers s runs with, numbered as the case under s numbers them: the case
+// under s makes the same beats up to the one its n-th fault fires at, so they say where that
+// fault can fire (Beat.Admits). It panics on a schedule that ParseSchedule would refuse.
+func (rn *Runner) Beats(s faults.Schedule, n int) []Beat {
+	if err := s.Validate(); err != nil {
+		panic("harness: Runner.Beats: " + err.Error())
+	}
+	return rn.runCaseAs(s[:n], s, true).Beats
 }
 
 // CrashState returns the durable state the target would find on restarting after crash fault
@@ -517,12 +677,14 @@ func RunBare(newTarget func() Target, fsys afero.Fs, opts Options) (any, error) 
 	if t, ok := newTarget().(Tooler); ok {
 		tools = t.Tools()
 	}
-	r := newRun(newTarget, &o, tools, nil, maxGoldenBeats)
-	r.bare = fsys
+	r := newRun(newTarget, &o, tools, nil, o.MaxBeats)
+	r.bare, r.maxTime = fsys, o.MaxVirtualTime
 	x := r.startAll()
 	switch {
 	case x.hung != "":
 		return nil, errors.New(x.hung)
+	case x.late:
+		return nil, fmt.Errorf("no end within %s of virtual time (Options.MaxVirtualTime)", shortDur(o.MaxVirtualTime))
 	case x.panicked != "":
 		return nil, fmt.Errorf("panicked: %s", x.panicked)
 	}

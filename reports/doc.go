@@ -14,7 +14,8 @@
 // other), provenance (chaoskit, its version; args, the command line), seed, options (targets, in
 // the order they ran; mode; fault kinds; case count; shard, "I/N" in the report of one shard;
 // restart, the policy for processes that fail on their own, "" for always, "never" or the most
-// to restart; commands, for the targets that are commands run as processes: name, argv, dir,
+// to restart; max_beats and max_virtual_time, the bounds of the golden runs when they are not the
+// defaults (a count of beats, a Go duration); commands, for the targets that are commands run as processes: name, argv, dir,
 // env, tools, state, ignore, disk, beats and digest; expect_fail, the targets meant to fail, each
 // carrying a bug on purpose, as the demo's variants do, whose failures the renderings' headline
 // counts apart), summary, cases, duration_ms and trailer.
@@ -24,8 +25,8 @@
 // absent otherwise), the totals of Stats over all its cases, and by_fault, the same totals over
 // the cases whose schedule contains each kind.
 // Stats are: cases, passed, failed, unknown, detected (passed by stopping loudly on an
-// unrecoverable fault), unfired (cases with a fault that never fired, past the run's end: they
-// are judged on the faults that fired), duplicates, lost_effects, phantom_effects,
+// unrecoverable fault), unfired (cases with a fault that never fired, past the run's end or at a
+// beat that does not admit its kind: they are judged on the faults that fired), duplicates, lost_effects, phantom_effects,
 // state_mismatches (cases whose final durable state differs from the golden run's),
 // work_lost_beats_mean and _max, resume_beats_mean, restarts, failed_processes (processes that
 // ended on their own with an error or a panic), model_calls_remade, violations (failed cases per
@@ -35,7 +36,8 @@
 // in a report); index (the case's place among its target's schedules, from 0); schedule;
 // verdict (pass, fail or unknown); violations, each a property and a detail; detected; reason
 // (why a case is unknown); not_checked (properties that could not be evaluated, with why);
-// unfired (scheduled faults the run ended before); shrunk (for a failure of a random campaign,
+// unfired (scheduled faults that did not fire: the run ended before their beat, or that beat is
+// not one their kind fires at); shrunk (for a failure of a random campaign,
 // the smallest schedule found that still breaks its first property: the one to read and
 // replay); shrunk_repro (the command that replays it, when it is not the schedule itself); the
 // metrics restarts, failed_processes, beats, golden_beats, work_lost_beats,

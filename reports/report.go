@@ -54,6 +54,12 @@ type Options struct {
 	// RestartBackoff is how long a process that failed on its own waits before its restart
 	// (harness.Backoff's text form), "" for the default, 10s doubling to 5m.
 	RestartBackoff string `json:"restart_backoff,omitempty"`
+	// MaxBeats and MaxVirtualTime (a Go duration) bound the campaign's golden runs (chaoskit run
+	// --max-beats, --max-virtual-time), when they are not the defaults (harness.DefaultMaxBeats,
+	// DefaultMaxVirtualTime): recorded so that a resumed run and a replay accept the same golden
+	// runs. They change no case, so reports under other bounds are of the same campaign.
+	MaxBeats       int    `json:"max_beats,omitempty"`
+	MaxVirtualTime string `json:"max_virtual_time,omitempty"`
 	// Commands describes the targets that are commands run as processes (chaoskit run --exec),
 	// so that a resumed run, a merge and a replay run them the same way.
 	Commands []Command `json:"commands,omitempty"`

@@ -100,7 +100,7 @@ func runBench(c *cli, args []string) error {
 		return err
 	}
 	for _, n := range lengths {
-		p, err := benchSynthetic(n)
+		p, err := benchSynthetic(c.ctx, n)
 		if err != nil {
 			return err
 		}
@@ -133,7 +133,7 @@ func mkdirAll(fsys afero.Fs, dir string) error {
 // an exhaustive campaign's throughput with one worker and with r.Workers.
 func (r *benchReport) reference(c *cli) error {
 	newAgent := func() harness.Target { return reference.New(reference.Correct, reference.Onboarding()) }
-	rn, err := harness.NewRunner(newAgent, harness.Options{Name: "reference"})
+	rn, err := harness.NewRunnerContext(c.ctx, newAgent, harness.Options{Name: "reference"})
 	if err != nil {
 		return err
 	}
@@ -153,13 +153,19 @@ func (r *benchReport) reference(c *cli) error {
 		bare, cases = bare+t1.Sub(t0), cases+time.Since(t1)
 		r.Cases = i + 1
 	}
+	if err := rn.Err(); err != nil { // a signal: what was measured is not the whole
+		return err
+	}
 	r.BareRunNs, r.CaseNs = int64(bare)/int64(r.Cases), int64(cases)/int64(r.Cases)
 	r.CaseVsBare = round3(float64(cases) / float64(bare))
 	throughput := func(workers int) (float64, error) {
 		o := opts
 		o.Faults, o.Workers = faults.StorageKinds(), workers
 		t0 := time.Now()
-		done, err := campaign.Explore(context.Background(), rn, o)
+		done, err := campaign.Explore(c.ctx, rn, o)
+		if err == nil {
+			err = rn.Err()
+		}
 		return float64(len(done)) / time.Since(t0).Seconds(), err
 	}
 	if r.CasesPerSec1, err = throughput(1); err != nil {
@@ -175,9 +181,9 @@ func (r *benchReport) reference(c *cli) error {
 
 // benchSynthetic measures the synthetic agent of n beats: bare runs, an exhaustive kill
 // campaign's cases, a late and an early crash, side by side.
-func benchSynthetic(n int) (benchPoint, error) {
+func benchSynthetic(ctx context.Context, n int) (benchPoint, error) {
 	newAgent := reference.Synthetic(n)
-	rn, err := harness.NewRunner(newAgent, harness.Options{Name: "synthetic"})
+	rn, err := harness.NewRunnerContext(ctx, newAgent, harness.Options{Name: "synthetic"})
 	if err != nil {
 		return benchPoint{}, err
 	}
@@ -202,6 +208,9 @@ func benchSynthetic(n int) (benchPoint, error) {
 		rn.Run(kill(b))
 	}
 	all = time.Since(t0)
+	if err := rn.Err(); err != nil {
+		return p, err
+	}
 	p.BareNs, p.LateCaseNs, p.EarlyCaseNs = int64(bare)/int64(rounds), int64(late)/int64(rounds), int64(early)/int64(rounds)
 	p.CaseNs = int64(all) / int64(g.Len())
 	p.Ratio, p.LateRatio = round3(float64(p.CaseNs)/float64(p.BareNs)), round3(float64(p.LateCaseNs)/float64(p.BareNs))

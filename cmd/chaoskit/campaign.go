@@ -1,20 +1,24 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
 // campaignParams are the parameters of a campaign, by the flags of `run` that set them, in the
 // order its error messages name them; "exec" stands for --exec and its options.
-var campaignParams = []string{"target", "exec", "faults", "mode", "cases", "depth", "seed", "shard", "restart", "restart-backoff"}
+var campaignParams = []string{"target", "exec", "faults", "mode", "cases", "depth", "seed", "shard", "restart", "restart-backoff", "max-beats", "max-virtual-time"}
 
 // campaignOf checks a campaign's parameters, as a report, a journal's header or the flags of
 // `run` record them (campaign.ParseIdentity), resolves its targets, and returns the campaign, or
@@ -44,7 +48,44 @@ func campaignOf(seed uint64, o reports.Options) (*campaign.Campaign, error) {
 	}
 	c.Options.Seed = seed
 	id.Apply(&c.Options)
+	if flags := boundsText(o); flags != "" { // a replay must accept the same golden run
+		for i := range c.Targets {
+			t := &c.Targets[i]
+			repro, name := t.Repro, t.Name
+			if repro == nil {
+				repro = func(seed uint64, s faults.Schedule) string { return campaign.ReplayCommand(name, seed, s) }
+			}
+			t.Repro = func(seed uint64, s faults.Schedule) string { return repro(seed, s) + flags }
+		}
+	}
 	return c, nil
+}
+
+// bounds returns the bounds of the golden runs a report's options record (0 for a default), or a
+// usage error naming the flag.
+func bounds(id reports.Options) (beats int, virtual time.Duration, err error) {
+	if id.MaxBeats < 0 {
+		return 0, 0, usagef("--max-beats %d: want 1 or more", id.MaxBeats)
+	}
+	if id.MaxVirtualTime != "" {
+		if virtual, err = time.ParseDuration(id.MaxVirtualTime); err != nil || virtual <= 0 {
+			return 0, 0, usagef("--max-virtual-time %q: want a positive duration, such as 720h", id.MaxVirtualTime)
+		}
+	}
+	return id.MaxBeats, virtual, nil
+}
+
+// boundsText returns the flags that give a replay the bounds of the golden runs id records, with a
+// leading space, or "" for the defaults.
+func boundsText(id reports.Options) string {
+	var s string
+	if id.MaxBeats != 0 {
+		s += " --max-beats " + strconv.Itoa(id.MaxBeats)
+	}
+	if id.MaxVirtualTime != "" {
+		s += " --max-virtual-time " + id.MaxVirtualTime
+	}
+	return s
 }
 
 // resolveTarget returns the target named name: one of commands, or a built-in target.
@@ -82,15 +123,28 @@ func param(c *campaign.Campaign, name string) string {
 		return campaign.RestartText(c.Options.RestartFailed)
 	case "restart-backoff":
 		return o.RestartBackoff
+	case "max-beats":
+		return strconv.Itoa(cmp.Or(o.MaxBeats, harness.DefaultMaxBeats))
+	case "max-virtual-time":
+		return cmp.Or(o.MaxVirtualTime, harness.DefaultMaxVirtualTime.String())
 	}
 	panic("param: no parameter " + name)
 }
 
 // targetError classifies an error from recording a target's golden run: a target that is not
-// deterministic cannot be decided (exit 3); any other failure is an input error.
+// deterministic cannot be decided (exit 3); any other failure is an input error, and one that
+// reached a bound of the golden run names the flag that raises it.
 func targetError(err error) error {
-	if errors.Is(err, harness.ErrNondeterministic) {
+	var bound *harness.BoundError
+	switch {
+	case errors.Is(err, harness.ErrNondeterministic):
 		return exitError{exitUnknown, err.Error()}
+	case errors.As(err, &bound):
+		flag, limit, got := "--max-beats", fmt.Sprint(bound.MaxBeats, " beats"), "it had reached "+bound.Virtual.String()+" of virtual time"
+		if bound.Bound == "MaxVirtualTime" {
+			flag, limit, got = "--max-virtual-time", bound.MaxVirtualTime.String()+" of virtual time", fmt.Sprint("it had made ", bound.Beats, " beats")
+		}
+		return usagef("%s: the golden run did not finish within %s (%s; %s): a harness that never ends, or one that needs a higher %s", bound.Target, limit, flag, got, flag)
 	}
 	return err
 }

@@ -14,7 +14,8 @@
 //
 // Flags may come before or after the positional arguments. Exit codes: 0 everything held (or
 // the gate did), 1 a property was violated (or the gate failed), 2 a usage or input error, 3 a
-// case could not be decided and none failed. The README's "Command line" section has the rest.
+// case could not be decided and none failed, 130 and 143 stopped by SIGINT and SIGTERM (as
+// shells report a command a signal killed). The README's "Command line" section has the rest.
 package main
 
 import (
@@ -30,16 +31,35 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/harness"
 	"github.com/spf13/afero"
 )
 
-// Exit codes.
+// Exit codes. A command stopped by a signal exits 128 plus the signal's number, as a shell
+// reports a command the signal killed: 130 for SIGINT, 143 for SIGTERM.
 const (
 	exitOK      = 0
 	exitFail    = 1
 	exitUsage   = 2
 	exitUnknown = 3
+	exitSignal  = 128
 )
+
+// signalled is the cause of a command's context when a signal stopped it.
+type signalled struct{ sig syscall.Signal }
+
+func (s signalled) Error() string { return "stopped by " + s.name() }
+
+// name returns the signal's name: SIGINT, SIGTERM.
+func (s signalled) name() string {
+	switch s.sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.sig.String()
+}
 
 // usageError is an error in how chaoskit was called: exit code 2.
 type usageError struct{ msg string }
@@ -59,7 +79,7 @@ func (e exitError) Error() string { return e.msg }
 // cli is what a command runs in: its output streams, whether stdout is a terminal, the
 // filesystem its files go to, and the clock the progress bar reads.
 type cli struct {
-	ctx            context.Context // done on SIGINT or SIGTERM
+	ctx            context.Context // done on SIGINT or SIGTERM, with a signalled cause
 	args           []string        // the command line, less the program's name
 	stdout, stderr io.Writer
 	terminal       bool
@@ -94,8 +114,10 @@ func main() {
 }
 
 // run runs the command line args and returns the exit code. The progress bar goes to stderr,
-// and only when stderr is a terminal. SIGINT or SIGTERM stops a campaign between cases, keeping
-// its journal; a second one stops chaoskit at once.
+// and only when stderr is a terminal. SIGINT or SIGTERM stops a command at once, a golden run or
+// a case in the middle: their processes are killed and their disks unmounted, a campaign's
+// journal is kept, and the exit code is 130 or 143; a second signal stops chaoskit without
+// waiting for that (its reaper still kills the processes and unmounts the disks).
 func run(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case len(args) == 0:
@@ -111,11 +133,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
+			ctx, cancel := context.WithCancelCause(context.Background())
+			defer cancel(nil)
+			signals := make(chan os.Signal, 1)
+			signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
+			defer func() {
+				signal.Stop(signals)
+				close(signals)
+			}()
 			go func() {
-				<-ctx.Done()
-				stop() // the first signal stops the campaign between cases; a second, chaoskit
+				if sig, ok := <-signals; ok {
+					cancel(signalled{sig.(syscall.Signal)})
+					signal.Stop(signals) // a second signal stops chaoskit at once
+				}
 			}()
 			env := &cli{ctx: ctx, args: args, stdout: stdout, stderr: stderr, terminal: isTerminal(stderr), fs: afero.NewOsFs(), now: time.Now}
 			return exitCode(c.run(env, args[1:]), stderr)
@@ -128,11 +158,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
 	var ee exitError
+	var sig signalled
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
+	case (errors.Is(err, campaign.ErrInterrupted) || errors.Is(err, harness.ErrInterrupted)) && errors.As(err, &sig):
+		fmt.Fprintf(stderr, "chaoskit: %s\n", oneLine(err.Error()))
+		return exitSignal + int(sig.sig)
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "chaoskit: %s\n", oneLine(err.Error())) // with what wraps it
 		return exitUsage
@@ -174,7 +208,8 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w, "\nchaoskit COMMAND --help lists a command's flags.")
 	fmt.Fprintln(w, "exit codes: 0 every case passed (or the gate held), 1 a property was violated (or the gate failed),")
-	fmt.Fprintln(w, "2 a usage or input error, 3 a case could not be decided and none failed")
+	fmt.Fprintln(w, "2 a usage or input error, 3 a case could not be decided and none failed,")
+	fmt.Fprintln(w, "130 stopped by SIGINT (Ctrl-C), 143 stopped by SIGTERM; a stopped run continues with run --resume DIR")
 }
 
 // parse parses flags that may come before, between or after positional arguments, and returns

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/chaoskit/chaoskit/harness"
 )
 
 // progressEvery is how often, at most, the progress bar is redrawn.
@@ -14,9 +17,11 @@ const progressEvery = 100 * time.Millisecond
 const progressWidth = 24
 
 // progress draws a one-line progress bar, redrawn in place with a carriage return: cases done
-// out of the total, failures so far, and an estimate of the time left. A nil *progress draws
-// nothing, which is what a run whose stdout is not a terminal gets.
+// out of the total, failures so far, and an estimate of the time left; before the cases, how far
+// each golden run has got. A nil *progress draws nothing, which is what a run whose stderr is not
+// a terminal gets.
 type progress struct {
+	mu     sync.Mutex // golden runs report from their target's goroutine
 	w      io.Writer
 	now    func() time.Time
 	begun  time.Time // when this process started on the cases
@@ -40,6 +45,8 @@ func (c *cli) progress() *progress {
 // than progressEvery ago and the campaign is not over. The cases done at the first call (by an
 // interrupted run that this one resumes) do not count towards the pace.
 func (p *progress) update(done, total, failed int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	switch {
 	case p.begun.IsZero():
 		p.begun, p.first = p.now(), done
@@ -57,16 +64,49 @@ func (p *progress) callback() func(done, total, failed int) {
 	return p.update
 }
 
+// golden returns a harness.Options.OnGolden that draws how far each golden run has got, or nil
+// for no bar.
+func (p *progress) golden() func(harness.GoldenProgress) {
+	if p == nil {
+		return nil
+	}
+	return func(g harness.GoldenProgress) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.write(goldenLine(g))
+	}
+}
+
+// goldenLine renders how far a golden run has got: its beats, of how many once known (else
+// under which bound), and its virtual time.
+func goldenLine(g harness.GoldenProgress) string {
+	beats := fmt.Sprintf("%d beats (--max-beats %d)", g.Beats, g.MaxBeats)
+	if g.Of > 0 {
+		beats = fmt.Sprintf("%d of %d beats", g.Beats, g.Of)
+	}
+	return fmt.Sprintf("golden run %d of %s: %s, %s of virtual time", g.Run, g.Target, beats, g.Virtual.Round(time.Second))
+}
+
 // end ends the bar's line, leaving its last state on the screen.
 func (p *progress) end() {
-	if p != nil && p.length > 0 {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.length > 0 {
 		fmt.Fprintln(p.w)
+		p.length = 0
 	}
 }
 
 func (p *progress) draw(done, total, failed int) {
 	p.last = p.now()
-	line := progressLine(done, total, failed, p.first, p.last.Sub(p.begun))
+	p.write(progressLine(done, total, failed, p.first, p.last.Sub(p.begun)))
+}
+
+// write draws line over the one drawn last.
+func (p *progress) write(line string) {
 	pad := max(0, p.length-len(line))
 	p.length = len(line)
 	fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", pad))

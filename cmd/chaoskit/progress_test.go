@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chaoskit/chaoskit/harness"
 )
 
 // fakeClock is a clock that moves only when told to.
@@ -64,7 +66,7 @@ func TestProgressRedraws(t *testing.T) {
 // the tests (stdout a buffer) prints no progress at all.
 func TestNoProgressOffTerminal(t *testing.T) {
 	var p *progress
-	if p.callback() != nil {
+	if p.callback() != nil || p.golden() != nil {
 		t.Fatal("a nil progress gives a campaign a callback")
 	}
 	p.end()
@@ -74,5 +76,32 @@ func TestNoProgressOffTerminal(t *testing.T) {
 	f := campaignDir(t, actThenSave...)
 	if strings.Contains(f.out+f.errs, "\r") || strings.Contains(f.out+f.errs, "cases, ") {
 		t.Fatalf("progress shown off a terminal:\n%s\n%s", f.out, f.errs)
+	}
+}
+
+// Before the cases, the bar says how far each golden run has got: the first counted under its
+// bound, the second out of the first's beats; the cases' bar then draws over it.
+func TestGoldenProgress(t *testing.T) {
+	var buf bytes.Buffer
+	clock := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	p := newProgress(&buf, clock.now)
+	show := p.golden()
+	show(harness.GoldenProgress{Target: "flood", Run: 1, Beats: 123456, Virtual: 90 * time.Minute, MaxBeats: 1_000_000, MaxVirtualTime: time.Hour})
+	show(harness.GoldenProgress{Target: "app", Run: 2, Beats: 100, Virtual: 1500 * time.Millisecond, Of: 254})
+	p.update(0, 10, 0)
+	p.end()
+	draws := strings.Split(buf.String(), "\r")[1:]
+	want := []string{
+		"golden run 1 of flood: 123456 beats (--max-beats 1000000), 1h30m0s of virtual time",
+		"golden run 2 of app: 100 of 254 beats, 2s of virtual time",
+		"[                        ] 0/10 cases, 0 failed, estimating time left",
+	}
+	if len(draws) != len(want) {
+		t.Fatalf("draws %q", draws)
+	}
+	for i, w := range want {
+		if got := strings.TrimRight(draws[i], " \n"); got != w {
+			t.Errorf("draw %d: %q, want %q", i, got, w)
+		}
 	}
 }

@@ -21,6 +21,7 @@ func runReplay(c *cli, args []string) error {
 	seed := fs.Uint64("seed", 1, "the campaign's seed")
 	schedule := fs.String("schedule", "", "the schedule, e.g. 'power@17' or 'kill@4,kill@9'")
 	ef := addExecFlags(fs)
+	bf := addBoundFlags(fs)
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
@@ -31,6 +32,7 @@ func runReplay(c *cli, args []string) error {
 		return err
 	}
 	var want *reports.Case
+	var id reports.Options // the bounds of the golden run, from the report or the flags
 	if *caseID != "" {
 		if set["target"] || set["seed"] || set["schedule"] || len(commands) > 0 {
 			return usagef("replay --case takes the target, seed and schedule from the report: drop --target, --exec, --seed and --schedule")
@@ -48,6 +50,7 @@ func runReplay(c *cli, args []string) error {
 			return usagef("no case %q in %s", *caseID, pos[0])
 		}
 		*name, *seed, *schedule, commands = want.Target, rep.Seed, want.Schedule.String(), rep.Options.Commands
+		id = rep.Options
 	} else {
 		if err := noPositional("replay without --case", pos); err != nil {
 			return err
@@ -64,6 +67,20 @@ func runReplay(c *cli, args []string) error {
 			return usagef("replay needs --case ID REPORT, or --target NAME (or --exec COMMAND) --seed N --schedule SCHEDULE")
 		}
 	}
+	if err := bf.check(set); err != nil {
+		return err
+	}
+	beats, virtual := bf.record()
+	if set["max-beats"] {
+		id.MaxBeats = beats
+	}
+	if set["max-virtual-time"] {
+		id.MaxVirtualTime = virtual
+	}
+	maxBeats, maxTime, err := bounds(id)
+	if err != nil {
+		return err
+	}
 	t, err := resolveTarget(*name, commands)
 	if err != nil {
 		return err
@@ -72,18 +89,27 @@ func runReplay(c *cli, args []string) error {
 	if repro == nil {
 		repro = func(seed uint64, s faults.Schedule) string { return campaign.ReplayCommand(t.Name, seed, s) }
 	}
+	if flags := boundsText(id); flags != "" {
+		plain := repro
+		repro = func(seed uint64, s faults.Schedule) string { return plain(seed, s) + flags }
+	}
 	s, err := faults.ParseSchedule(*schedule)
 	if err != nil {
 		return usagef("--schedule: %v", err)
 	}
-	rn, err := harness.NewRunner(t.New, harness.Options{
-		Name: t.Name, Seed: *seed,
+	bar := c.progress()
+	rn, err := harness.NewRunnerContext(c.ctx, t.New, harness.Options{
+		Name: t.Name, Seed: *seed, MaxBeats: maxBeats, MaxVirtualTime: maxTime, OnGolden: bar.golden(),
 		Repro: func(s faults.Schedule) string { return repro(*seed, s) },
 	})
+	bar.end()
 	if err != nil {
 		return targetError(err)
 	}
 	hc := rn.Run(s)
+	if hc.Interrupted() {
+		return fmt.Errorf("replay %w", rn.Err())
+	}
 	g, _ := rn.Golden(s)
 	hc.RequireAll(g.Len())
 	fmt.Fprint(c.stdout, hc.String())

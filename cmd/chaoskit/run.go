@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/campaign"
@@ -40,7 +41,44 @@ type campaignFlags struct {
 	restart, backoff    *string
 	cases, depth        *int
 	seed                *uint64
+	bounds              *boundFlags
 	set                 map[string]bool // the flags given, once parsed
+}
+
+// boundFlags are the flags that bound a target's golden run, for run and replay.
+type boundFlags struct {
+	beats *int
+	time  *time.Duration
+}
+
+func addBoundFlags(fs *flag.FlagSet) *boundFlags {
+	return &boundFlags{
+		beats: fs.Int("max-beats", harness.DefaultMaxBeats, "refuse a target whose golden run makes more beats than this without finishing (a harness that never ends)"),
+		time:  fs.Duration("max-virtual-time", harness.DefaultMaxVirtualTime, "refuse a target whose golden run takes more virtual time than this without finishing"),
+	}
+}
+
+// check refuses a bound that is not positive, naming its flag; set holds the flags given.
+func (b *boundFlags) check(set map[string]bool) error {
+	if set["max-beats"] && *b.beats < 1 {
+		return usagef("--max-beats %d: want 1 or more (leave --max-beats out for the default, %d)", *b.beats, harness.DefaultMaxBeats)
+	}
+	if set["max-virtual-time"] && *b.time <= 0 {
+		return usagef("--max-virtual-time %s: want a positive duration (leave --max-virtual-time out for the default, %s)", *b.time, harness.DefaultMaxVirtualTime)
+	}
+	return nil
+}
+
+// record returns the bounds as a report records them (reports.Options.MaxBeats and
+// MaxVirtualTime): each empty when it is the default.
+func (b *boundFlags) record() (beats int, virtual string) {
+	if *b.beats != harness.DefaultMaxBeats {
+		beats = *b.beats
+	}
+	if *b.time != harness.DefaultMaxVirtualTime {
+		virtual = b.time.String()
+	}
+	return beats, virtual
 }
 
 func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
@@ -55,6 +93,7 @@ func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 	f.shard = fs.String("shard", "", "run only shard I/N: the cases whose index is I-1 modulo N")
 	f.restart = fs.String("restart", "always", "restart a process that fails on its own: always (as a supervisor would), never, or at most N times")
 	f.backoff = fs.String("restart-backoff", harness.DefaultBackoff.String(), "how long a failed process waits to be restarted, in virtual time: INITIAL..MAX doubling (Kubernetes'), or DELAY every time (systemd's RestartSec)")
+	f.bounds = addBoundFlags(fs)
 	return f
 }
 
@@ -76,6 +115,7 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 	if backoff == harness.DefaultBackoff.String() {
 		backoff = "" // as a report records the default
 	}
+	maxBeats, maxTime := f.bounds.record()
 	if base != nil {
 		o := base.Identity().Options()
 		if !f.set["target"] && !f.execSet() {
@@ -105,9 +145,18 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 		if !f.set["restart-backoff"] {
 			backoff = o.RestartBackoff
 		}
+		if !f.set["max-beats"] {
+			maxBeats = o.MaxBeats
+		}
+		if !f.set["max-virtual-time"] {
+			maxTime = o.MaxVirtualTime
+		}
+	}
+	if err := f.bounds.check(f.set); err != nil {
+		return nil, err
 	}
 	return campaignOf(seed, reports.Options{Targets: targets, Commands: commands, Faults: strings.Split(faults, ","), Mode: mode,
-		Cases: cases, Depth: depth, Shard: shard, Restart: restart, RestartBackoff: backoff})
+		Cases: cases, Depth: depth, Shard: shard, Restart: restart, RestartBackoff: backoff, MaxBeats: maxBeats, MaxVirtualTime: maxTime})
 }
 
 // execSet reports whether --exec or one of its options was given.
@@ -285,6 +334,7 @@ func (c *cli) execute(camp *campaign.Campaign, dir string, resumed *campaign.Jou
 			return nil, err
 		}
 	}
+	camp.Options.OnGolden = bar.golden()
 	ro.FS, ro.Dir, ro.Resume, ro.Progress = c.fs, dir, resumed, bar.callback()
 	rep, err := camp.Run(c.ctx, ro)
 	bar.end()

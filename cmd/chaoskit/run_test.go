@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
@@ -384,15 +386,36 @@ func TestExitCodes(t *testing.T) {
 	if code := exitCode(targetError(errors.New("golden run failed")), io.Discard); code != exitUsage {
 		t.Errorf("a target whose golden run fails: exit %d", code)
 	}
+	// Stopped by a signal: 128 plus its number, as a shell says it, never 2.
+	for _, tc := range []struct {
+		err  error
+		code int
+		msg  string
+	}{
+		{fmt.Errorf("%w after 3 of 9 cases: %w", campaign.ErrInterrupted, signalled{syscall.SIGTERM}), 143, "chaoskit: campaign interrupted after 3 of 9 cases: stopped by SIGTERM\n"},
+		{fmt.Errorf("r: golden run %w: %w", harness.ErrInterrupted, signalled{syscall.SIGINT}), 130, "chaoskit: r: golden run interrupted: stopped by SIGINT\n"},
+	} {
+		var stderr strings.Builder
+		if code := exitCode(tc.err, &stderr); code != tc.code || stderr.String() != tc.msg {
+			t.Errorf("%v: exit %d, stderr %q; want %d, %q", tc.err, code, stderr.String(), tc.code, tc.msg)
+		}
+	}
 }
 
 // A replayed schedule with a fault that never fires is unknown (exit 3), naming the fault and
-// the golden run's length: the verdict claims nothing that was not checked.
+// why: the golden run's length, or the beat it names, which is not one its kind fires at (a tool
+// fault at a beat that is no tool call does not fire at the next one). The verdict claims nothing
+// that was not checked.
 func TestReplayOfAFaultThatNeverFires(t *testing.T) {
-	for _, schedule := range []string{"kill@100000", "switch@8:9", "kill@3,power@100000"} {
-		code, out, _ := chaoskit(t, "replay", "--target", "reference", "--schedule", schedule)
-		if code != exitUnknown || !strings.Contains(out, ": unknown (") || !strings.Contains(out, "the golden run makes 162") && !strings.Contains(out, "names a worker the run does not have") {
-			t.Errorf("replay %s: exit %d\n%s", schedule, code, out)
+	for _, tc := range []struct{ schedule, want string }{
+		{"kill@100000", "the golden run makes 162"},
+		{"switch@8:9", "names a worker the run does not have"},
+		{"kill@3,power@100000", "not every fault fired: power@100000 is past the run's end"},
+		{"tool-transient@2", `no fault fired, so the case tested nothing: tool-transient@2 did not fire: it fires only at a tool call, and beat 2 is "fs.syncdir ."`},
+	} {
+		code, out, _ := chaoskit(t, "replay", "--target", "reference", "--schedule", tc.schedule)
+		if code != exitUnknown || !strings.Contains(out, ": unknown (") || !strings.Contains(out, tc.want) {
+			t.Errorf("replay %s: exit %d, want %d and %q:\n%s", tc.schedule, code, exitUnknown, tc.want, out)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -74,9 +75,15 @@ func (c *cli) printCase(rc *reports.Case) {
 
 // listCases prints the cases of camp, as --list does.
 func (c *cli) listCases(camp *campaign.Campaign) error {
-	seq, err := camp.List()
+	bar := c.progress()
+	camp.Options.OnGolden = bar.golden()
+	seq, err := camp.List(c.ctx)
+	bar.end()
+	if err != nil && !errors.Is(err, campaign.ErrInterrupted) {
+		err = targetError(err)
+	}
 	if err != nil {
-		return targetError(err)
+		return err
 	}
 	for l := range seq {
 		b, err := json.Marshal(l)

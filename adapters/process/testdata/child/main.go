@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -68,6 +69,21 @@ func main() {
 	case "flood":
 		for {
 			c.Now()
+		}
+	case "gated": // correct, but each process from attempt $GATE_FROM on first waits for the
+		// file $GATE/open, leaving $GATE/waiting-ATTEMPT-PID while it does: a test's signal then
+		// lands in a golden run (GATE_FROM=0) or in a case's restart (1) for sure
+		if from, _ := strconv.Atoi(os.Getenv("GATE_FROM")); c.Attempt >= from {
+			gate := os.Getenv("GATE")
+			must(os.WriteFile(filepath.Join(gate, fmt.Sprintf("waiting-%d-%d", c.Attempt, os.Getpid())), nil, 0o644))
+			for _, err := os.Stat(filepath.Join(gate, "open")); err != nil; _, err = os.Stat(filepath.Join(gate, "open")) {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		orders(c, "correct")
+	case "endless": // a harness that never finishes: it marks progress for ever
+		for i := 0; ; i++ {
+			must(c.Mark(fmt.Sprintf("m%d", i)))
 		}
 	case "undeclared":
 		c.Call(client.Call{Tool: "launch_missiles", Args: 1})
