@@ -25,6 +25,9 @@ import (
 //   - Corrupt keeps everything, like Kill, then flips one bit of one byte that had reached the
 //     disk, in a file chosen by rng.
 //
+// This is the POSIX model; on a disk whose DiskOptions.Model is Ext4Ordered, power, power:subset
+// and torn keep what that model allows instead (see FSModel).
+//
 // After a power loss or a torn write, everything left is durable. After a kill or a corruption
 // the page cache stays as it was, dirty bytes and all: a later power loss can still take them.
 //
@@ -48,13 +51,16 @@ func (d *Disk) Crash(f Fault, rng *rand.Rand) string {
 		return "process killed: the page cache survives"
 	case Corrupt:
 		return d.corrupt(rng)
-	case Power:
-		if f.Mode == "subset" {
+	case Power, Torn:
+		switch {
+		case f.Kind == Power && f.Mode == "subset" && d.ext4():
+			return d.ext4Subset(rng)
+		case f.Kind == Power && f.Mode == "subset":
 			d.mustKeepPending("Crash(power@K:subset)")
 			return d.subsetLoss(rng)
+		case d.ext4():
+			return d.ext4Power(f, rng)
 		}
-		return d.powerLoss(f, rng)
-	case Torn:
 		return d.powerLoss(f, rng)
 	}
 	panic(fmt.Sprintf("faults: Disk.Crash with %q, which is not a crash", f.Kind))
@@ -88,6 +94,9 @@ func (d *Disk) tearPoint(w *lastWrite) int64 {
 func (d *Disk) Tearable(mode string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.ext4() {
+		return d.ext4Tearable(mode)
+	}
 	if mode == "subset" {
 		d.mustKeepPending(`Tearable("subset")`)
 		return d.hasPendingOps()
@@ -340,17 +349,8 @@ func (d *Disk) keepSubset(keep []byte) {
 		if n.dir {
 			kids := maps.Clone(n.durKids)
 			for i, e := range n.dpend {
-				if !kept[opRef{n, i}] {
-					continue
-				}
-				switch {
-				case e.rename:
-					delete(kids, e.from)
-					kids[e.name] = e.n
-				case e.n != nil:
-					kids[e.name] = e.n
-				default:
-					delete(kids, e.name)
+				if kept[opRef{n, i}] {
+					e.applyTo(kids)
 				}
 			}
 			n.kids, n.durKids, n.dirDrty = kids, maps.Clone(kids), false
@@ -365,18 +365,7 @@ func (d *Disk) keepSubset(keep []byte) {
 			if !changed {
 				data, changed = append([]byte(nil), data...), true
 			}
-			if w.trunc {
-				if w.off <= int64(len(data)) {
-					data = data[:w.off]
-				} else {
-					data = append(data, make([]byte, w.off-int64(len(data)))...)
-				}
-				continue
-			}
-			if end := w.off + int64(w.to-w.from); end > int64(len(data)) {
-				data = append(data, make([]byte, end-int64(len(data)))...)
-			}
-			copy(data[w.off:], n.pbuf[w.from:w.to])
+			data = w.applyTo(data, n.pbuf)
 		}
 		n.data = data
 		n.durable = data[:len(data):len(data)]

@@ -37,6 +37,13 @@ type Disk struct {
 	mutated bool // something was ever changed
 	space   *space
 	pending bool // keep the operations since each last fsync (DiskOptions.Pending)
+
+	// the journal's order of metadata operations (see FSModel): how many were issued, how many
+	// fsyncs have committed, and, under ext4-ordered, when each of the others was issued
+	model  FSModel
+	jseq   int
+	forced int
+	jtimes []time.Time // by index from forced
 }
 
 // DiskOptions configures a Disk. The zero value is valid.
@@ -50,7 +57,11 @@ type DiskOptions struct {
 	// issued since its last fsync: what a power loss keeping a subset of them (power@K:subset)
 	// draws from, and Tearable("subset") looks at. It costs a copy of every byte written until
 	// the next fsync, so it is off unless asked for; Crash with power@K:subset panics without it.
+	// Ext4Ordered always keeps them.
 	Pending bool
+	// Model is the filesystem persistence model power and torn crashes follow (see FSModel); the
+	// default is POSIX.
+	Model FSModel
 }
 
 // Epoch is the instant at which chaoskit's virtual time starts.
@@ -58,7 +69,11 @@ var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // NewDisk returns an empty disk holding only its root directory, which is durable.
 func NewDisk(opts DiskOptions) *Disk {
-	d := &Disk{now: opts.Now, sector: int64(opts.Sector), pending: opts.Pending}
+	model, err := ParseFSModel(string(opts.Model))
+	if err != nil {
+		panic("faults: DiskOptions.Model: " + err.Error())
+	}
+	d := &Disk{now: opts.Now, sector: int64(opts.Sector), pending: opts.Pending || model == Ext4Ordered, model: model}
 	if d.sector <= 0 {
 		d.sector = 512
 	}
@@ -83,6 +98,8 @@ type inode struct {
 	mode  fs.FileMode
 	mtime time.Time
 
+	lastM int // 1 + the journal index of the last metadata operation on it (see FSModel)
+
 	// files
 	data    []byte     // what processes read: the page cache
 	durable []byte     // what is on the disk: data at the last successful fsync
@@ -91,6 +108,8 @@ type inode struct {
 	last    *lastWrite // the latest write since the last fsync, for torn crashes
 	pend    []pendData // the writes and truncates since the last fsync, for power@K:subset
 	pbuf    []byte     // the bytes of pend's writes, one after another
+	alloc   int64      // ext4-ordered: how many of its bytes have blocks on the disk (writes below are in place)
+	daClose bool       // ext4-ordered: truncated to zero, so closing it forces its data (auto_da_alloc)
 
 	// directories
 	kids    map[string]*inode // live entries
@@ -100,11 +119,33 @@ type inode struct {
 }
 
 // pendData is a write (pbuf[from:to] at off) or, if trunc, a truncation to off bytes, not yet
-// fsynced.
+// fsynced. For the journal's order (see FSModel): a truncation is metadata operation j; a write
+// comes after j metadata operations, is the seq-th data write, is delayed unless it overwrites
+// blocks the file has on the disk, and, if bound, survives whenever metadata operation bind does.
 type pendData struct {
 	off      int64
 	from, to int
 	trunc    bool
+	j        int
+	seq      uint64
+	delayed  bool
+	bound    bool
+	bind     int
+}
+
+// applyTo applies p to a file's bytes data (a write's bytes are in pbuf) and returns them.
+func (p pendData) applyTo(data, pbuf []byte) []byte {
+	if p.trunc {
+		if p.off <= int64(len(data)) {
+			return data[:p.off]
+		}
+		return append(data, make([]byte, p.off-int64(len(data)))...)
+	}
+	if end := p.off + int64(p.to-p.from); end > int64(len(data)) {
+		data = append(data, make([]byte, end-int64(len(data)))...)
+	}
+	copy(data[p.off:], pbuf[p.from:p.to])
+	return data
 }
 
 // pendEntry is a change to a directory's entries not yet made durable by a directory fsync:
@@ -115,6 +156,20 @@ type pendEntry struct {
 	name, from string
 	n          *inode
 	rename     bool
+	j          int // its metadata operation's index in the journal's order
+}
+
+// applyTo applies e to a directory's entries.
+func (e pendEntry) applyTo(kids map[string]*inode) {
+	switch {
+	case e.rename:
+		delete(kids, e.from)
+		kids[e.name] = e.n
+	case e.n != nil:
+		kids[e.name] = e.n
+	default:
+		delete(kids, e.name)
+	}
 }
 
 // lastWrite remembers enough of a write to tear it after the fact.

@@ -47,6 +47,9 @@ func (f *diskFile) Close() error {
 		return &fs.PathError{Op: "close", Path: f.name, Err: fs.ErrClosed}
 	}
 	f.closed = true
+	if f.n.daClose {
+		f.d.apply(diskOp{kind: opClose, ino: f.n.ino})
+	}
 	return nil
 }
 

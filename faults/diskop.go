@@ -26,6 +26,7 @@ const (
 	opSet    // a file's content set outright, durably (a torn write's outcome)
 	opFlip   // a bit flipped in a file's data and durable bytes (corruption)
 	opSubset // a power loss keeping a subset of the pending operations: data[i] keeps the i-th
+	opClose  // ext4-ordered: the last close of a file truncated to zero (auto_da_alloc)
 )
 
 // diskOp is one logged mutation. Paths are cleaned; ino numbers the inode a data operation acts
@@ -34,7 +35,7 @@ type diskOp struct {
 	kind     opKind
 	ino      int
 	path, to string
-	off      int64 // write offset; truncate size
+	off      int64 // write offset; truncate size; metadata operations an ext4-ordered power loss keeps
 	data     []byte
 	mode     fs.FileMode
 	at       time.Time
@@ -70,32 +71,42 @@ func (d *Disk) exec(op diskOp) *inode {
 		n := d.newInode(isDir, mode, op.at)
 		dir.kids[base] = n
 		dir.dirDrty, dir.mtime = true, op.at
+		j := d.meta(op.at)
+		dir.lastM, n.lastM = j+1, j+1
 		if d.pending {
-			dir.dpend = append(dir.dpend, pendEntry{name: base, n: n})
+			dir.dpend = append(dir.dpend, pendEntry{name: base, n: n, j: j})
 		}
 		return n
 	case opRemove:
 		dir, base, _ := d.parent(op.path)
 		delete(dir.kids, base)
 		dir.dirDrty, dir.mtime = true, op.at
+		j := d.meta(op.at)
+		dir.lastM = j + 1
 		if d.pending {
-			dir.dpend = append(dir.dpend, pendEntry{name: base})
+			dir.dpend = append(dir.dpend, pendEntry{name: base, j: j})
 		}
 	case opRename:
 		from, fbase, _ := d.parent(op.path)
 		to, tbase, _ := d.parent(op.to)
 		n := from.kids[fbase]
+		replaced := to.kids[tbase]
 		delete(from.kids, fbase)
 		to.kids[tbase] = n
 		from.dirDrty, to.dirDrty = true, true
 		from.mtime, to.mtime = op.at, op.at
+		j := d.meta(op.at)
+		from.lastM, to.lastM, n.lastM = j+1, j+1, j+1
+		if replaced != nil && !n.dir && d.ext4() {
+			n.bindDelayed(j) // auto_da_alloc: replace-via-rename
+		}
 		switch {
 		case !d.pending:
 		case from == to:
-			to.dpend = append(to.dpend, pendEntry{name: tbase, from: fbase, n: n, rename: true})
+			to.dpend = append(to.dpend, pendEntry{name: tbase, from: fbase, n: n, rename: true, j: j})
 		default:
-			from.dpend = append(from.dpend, pendEntry{name: fbase})
-			to.dpend = append(to.dpend, pendEntry{name: tbase, n: n})
+			from.dpend = append(from.dpend, pendEntry{name: fbase, j: j})
+			to.dpend = append(to.dpend, pendEntry{name: tbase, n: n, j: j})
 		}
 	case opWrite:
 		d.writeAt(d.inodes[op.ino], op.off, op.data, op.at)
@@ -103,6 +114,7 @@ func (d *Disk) exec(op diskOp) *inode {
 		d.resize(d.inodes[op.ino], op.off, op.at)
 	case opSync:
 		n := d.inodes[op.ino]
+		d.force(n.lastM) // the transaction of its last metadata change, and all before it
 		if n.dir {
 			n.durKids = maps.Clone(n.kids)
 			n.dirDrty = false
@@ -110,6 +122,7 @@ func (d *Disk) exec(op diskOp) *inode {
 		} else {
 			n.durable = n.data[:len(n.data):len(n.data)]
 			n.shared, n.dirty, n.last = true, false, nil
+			n.alloc = int64(len(n.data))
 			n.clearPend()
 		}
 	case opDrop:
@@ -117,22 +130,36 @@ func (d *Disk) exec(op diskOp) *inode {
 		if !n.dir {
 			n.data = n.durable
 			n.shared, n.dirty, n.last = true, false, nil
+			n.alloc = min(n.alloc, int64(len(n.data)))
 			n.clearPend()
 		}
+	case opClose:
+		n := d.inodes[op.ino]
+		n.bindDelayed(d.jseq) // auto_da_alloc: its data reaches the disk before the next commit
+		n.daClose = false
 	case opChmod:
 		n := d.inodes[op.ino]
 		n.mode = n.mode&^fs.ModePerm | op.mode
 	case opChtimes:
 		d.inodes[op.ino].mtime = op.at
 	case opPower:
-		d.revert()
+		if d.ext4() {
+			d.ext4Apply(int(op.off), nil)
+		} else {
+			d.revert()
+		}
 	case opSubset:
-		d.keepSubset(op.data)
+		if d.ext4() {
+			d.ext4Apply(int(op.off), op.data)
+		} else {
+			d.keepSubset(op.data)
+		}
 	case opSet:
 		n := d.inodes[op.ino]
 		n.data = append([]byte(nil), op.data...)
 		n.durable = n.data[:len(n.data):len(n.data)]
 		n.shared, n.dirty, n.last = true, false, nil
+		n.alloc = int64(len(n.data))
 		n.clearPend()
 	case opFlip:
 		d.flips++
@@ -194,13 +221,29 @@ func (n *inode) clearPend() {
 // writeAt writes p at off in n's page cache and remembers the write for a torn crash and for a
 // power loss that keeps a subset.
 func (d *Disk) writeAt(n *inode, off int64, p []byte, at time.Time) {
+	d.seq++
 	if d.pending {
-		n.pend = append(n.pend, pendData{off: off, from: len(n.pbuf), to: len(n.pbuf) + len(p)})
+		// Under ext4-ordered the part of the write over blocks the file has on the disk goes there
+		// in place; the rest is delayed (see FSModel). Under posix a write is kept or lost whole.
+		o, from, end := off, len(n.pbuf), off+int64(len(p))
 		n.pbuf = append(n.pbuf, p...)
+		w := pendData{j: d.jseq, seq: d.seq}
+		if !d.ext4() {
+			w.off, w.from, w.to = o, from, from+len(p)
+			n.pend = append(n.pend, w)
+			o = end
+		} else if split := min(max(n.alloc, o), end); split > o {
+			w.off, w.from, w.to = o, from, from+int(split-o)
+			n.pend = append(n.pend, w)
+			o, from = split, w.to
+		}
+		if o < end {
+			w.off, w.from, w.to, w.delayed = o, from, from+int(end-o), true
+			n.pend = append(n.pend, w)
+		}
 	}
 	oldLen := int64(len(n.data))
 	end := off + int64(len(p))
-	d.seq++
 	lw := &lastWrite{seq: d.seq, off: off, n: len(p), oldLen: oldLen}
 	if off < oldLen {
 		lw.old = append([]byte(nil), n.data[off:min(end, oldLen)]...)
@@ -213,8 +256,14 @@ func (d *Disk) writeAt(n *inode, off int64, p []byte, at time.Time) {
 
 // resize truncates or extends n's page cache to size bytes.
 func (d *Disk) resize(n *inode, size int64, at time.Time) {
+	j := d.meta(at)
+	n.lastM = j + 1
+	n.alloc = min(n.alloc, size)
+	if size == 0 && len(n.data) > 0 && d.ext4() {
+		n.daClose = true // ext4_truncate: replace-via-truncate
+	}
 	if d.pending {
-		n.pend = append(n.pend, pendData{off: size, trunc: true})
+		n.pend = append(n.pend, pendData{off: size, trunc: true, j: j})
 	}
 	if size < int64(len(n.data)) {
 		n.data = n.data[:size]
@@ -250,15 +299,18 @@ func (d *Disk) LogLen() int {
 }
 
 // TearableAt reports, for each of the log lengths at (in nondecreasing order) and each of
-// modes, what Tearable(mode) would report on Replay(n, DiskOptions{}): out[i][j] for at[i] and
-// modes[j]. It replays the log once, where asking each Replay would replay it once per length
+// modes, what Tearable(mode) would report on Replay(n, DiskOptions{}) at the time of the n-th
+// mutation: out[i][j] for at[i] and modes[j]. It replays the log once, where asking each Replay would replay it once per length
 // and mode. It panics if d was not logging, or at decreases or runs past the log.
 func (d *Disk) TearableAt(at []int, modes []string) [][]bool {
 	last := 0
 	if len(at) > 0 {
 		last = at[len(at)-1]
 	}
-	r := d.Replay(0, DiskOptions{Pending: true})
+	// Under ext4-ordered Tearable looks at the time (the commit interval): at each length it is the
+	// time of the last mutation, which is no later than the crash would come.
+	at0 := Epoch
+	r := d.Replay(0, DiskOptions{Pending: true, Now: func() time.Time { return at0 }})
 	d.mu.Lock()
 	if last > len(d.log) {
 		d.mu.Unlock()
@@ -274,6 +326,9 @@ func (d *Disk) TearableAt(at []int, modes []string) [][]bool {
 		}
 		for ; done < n; done++ {
 			r.exec(ops[done])
+			if !ops[done].at.IsZero() {
+				at0 = ops[done].at
+			}
 		}
 		out[i] = make([]bool, len(modes))
 		for j, m := range modes {
@@ -285,7 +340,7 @@ func (d *Disk) TearableAt(at []int, modes []string) [][]bool {
 
 // Replay returns a new disk on which the first n logged mutations of d have been performed, in
 // the state d was in right after them (page cache and durable state alike). Zero fields of opts
-// are taken from d (Pending if either has it). It panics if d was not logging or n is out of range.
+// are taken from d (Pending if either has it, Model from d unless given). It panics if d was not logging or n is out of range.
 func (d *Disk) Replay(n int, opts DiskOptions) *Disk {
 	d.mu.Lock()
 	if !d.logged {
@@ -303,6 +358,9 @@ func (d *Disk) Replay(n int, opts DiskOptions) *Disk {
 	}
 	if opts.Sector == 0 {
 		opts.Sector = int(d.sector)
+	}
+	if opts.Model == "" {
+		opts.Model = d.model
 	}
 	opts.Pending = opts.Pending || d.pending
 	r := NewDisk(opts)
