@@ -62,3 +62,29 @@ func ExampleNew() {
 	// Output:
 	// 4 write wal.log: no space left on device
 }
+
+// The same program under the two persistence models: a new version written to a temporary file
+// without an fsync and renamed over the old one, the directory fsynced. POSIX keeps the rename
+// and not the data: a zero-length file. ext4 (auto_da_alloc) writes the data before the rename
+// commits.
+func ExampleFSModel() {
+	for _, model := range faults.FSModels() {
+		disk := faults.NewDisk(faults.DiskOptions{Model: model})
+		old, _ := disk.Create("state.json")
+		old.WriteString("v1")
+		old.Sync()
+		old.Close()
+		f, _ := disk.Create("state.tmp")
+		f.WriteString("v2") // no fsync
+		f.Close()
+		disk.Rename("state.tmp", "state.json")
+		root, _ := disk.Open("")
+		root.Sync()
+		disk.Crash(faults.Fault{Kind: faults.Power}, nil)
+		b, _ := afero.ReadFile(disk, "state.json")
+		fmt.Printf("%s: state.json = %q\n", model, b)
+	}
+	// Output:
+	// posix: state.json = ""
+	// ext4-ordered: state.json = "v2"
+}
