@@ -13,8 +13,8 @@ import (
 )
 
 // Identity is what decides a campaign's report besides its targets' code and its seed: the
-// targets, the fault kinds, the mode, the case count and depth, the shard, the restart policy and
-// the bounds of the golden runs.
+// targets, the fault kinds, the mode, the case count and depth, the shard, the restart policy, the
+// bounds of the golden runs and the filesystem model.
 // Its text form is the JSON in which a report and a journal record it (reports.Options), and
 // ParseIdentity reads that form back, checking every parameter.
 type Identity struct {
@@ -32,6 +32,9 @@ type Identity struct {
 	// and a replay must accept the same golden runs.
 	MaxBeats       int
 	MaxVirtualTime time.Duration
+	// FSModel is harness.Options': the filesystem persistence model power and torn crashes follow;
+	// the zero value is the default, posix.
+	FSModel faults.FSModel
 }
 
 // MaxCases bounds Options.Cases: a campaign lists its schedules, and remembers a hash of each
@@ -42,6 +45,9 @@ const MaxCases = 1_000_000
 func (c *Campaign) Identity() Identity {
 	o := c.Options.withDefaults()
 	id := Identity{Faults: o.Faults, Mode: o.Mode, Cases: o.Cases, Shard: o.Shard, Restart: o.RestartFailed, Backoff: o.RestartBackoff}
+	if FSModelText(o.FSModel) != "" {
+		id.FSModel = o.FSModel
+	}
 	if o.Mode == Exhaustive && o.Depth > 1 {
 		id.Depth = o.Depth
 	}
@@ -76,7 +82,17 @@ func (id Identity) Options() reports.Options {
 	if d := id.MaxVirtualTime; d > 0 && d != harness.DefaultMaxVirtualTime {
 		o.MaxVirtualTime = d.String()
 	}
+	o.FSModel = FSModelText(id.FSModel)
 	return o
+}
+
+// FSModelText is how a report and a journal record a filesystem model: "" for posix, the
+// default, else the model's name.
+func FSModelText(m faults.FSModel) string {
+	if m == "" || m == faults.POSIX {
+		return ""
+	}
+	return string(m)
 }
 
 // ParseIdentity reads the parameters a report or a journal records, as the command line spells
@@ -123,6 +139,11 @@ func ParseIdentity(o reports.Options) (Identity, error) {
 			return id, fmt.Errorf("max-virtual-time %q: want a positive duration, such as 720h (leave it out for the default, %s)", o.MaxVirtualTime, harness.DefaultMaxVirtualTime)
 		}
 	}
+	if m, err := faults.ParseFSModel(o.FSModel); err != nil {
+		return id, fmt.Errorf("fs-model: %w", err)
+	} else if FSModelText(m) != "" {
+		id.FSModel = m
+	}
 	return id, nil
 }
 
@@ -149,4 +170,5 @@ func (id Identity) Apply(o *Options) {
 	o.Faults, o.Mode, o.Cases, o.Depth, o.Shard = id.Faults, id.Mode, id.Cases, id.Depth, id.Shard
 	o.RestartFailed, o.RestartBackoff = id.Restart, id.Backoff
 	o.MaxBeats, o.MaxVirtualTime = id.MaxBeats, id.MaxVirtualTime
+	o.FSModel = id.FSModel
 }

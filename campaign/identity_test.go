@@ -33,6 +33,9 @@ func TestIdentityTextRoundTrips(t *testing.T) {
 		if rapid.Bool().Draw(t, "backoff") {
 			id.Backoff = harness.Backoff{Initial: time.Second, Max: time.Minute, Reset: time.Hour}
 		}
+		if rapid.Bool().Draw(t, "ext4") {
+			id.FSModel = faults.Ext4Ordered
+		}
 		text, err := id.MarshalText()
 		if err != nil {
 			t.Fatal(err)
@@ -57,6 +60,7 @@ func TestParseIdentityNamesTheParameter(t *testing.T) {
 		"shard: ":           {Faults: []string{"kill"}, Mode: "exhaustive", Shard: "3/2"},
 		"restart: ":         {Faults: []string{"kill"}, Mode: "exhaustive", Restart: "sometimes"},
 		"restart-backoff: ": {Faults: []string{"kill"}, Mode: "exhaustive", RestartBackoff: "soon"},
+		"fs-model: ":        {Faults: []string{"kill"}, Mode: "exhaustive", FSModel: "xfs"},
 	} {
 		if _, err := campaign.ParseIdentity(o); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%+v: %v, want an error starting %q", o, err, want)

@@ -49,6 +49,10 @@ type Options struct {
 	WorkLostSlack int
 	// Sector is the unit at which writes tear (default 512 bytes).
 	Sector int
+	// FSModel is the filesystem persistence model power and torn crashes follow: faults.POSIX
+	// (the default: only what fsync promises survives) or faults.Ext4Ordered (what ext4 with its
+	// default options keeps). See faults.FSModel.
+	FSModel faults.FSModel
 	// NoDerive makes every case re-run the golden prefix instead of deriving its crash state
 	// from the recorded golden run. Results are the same, only slower; it exists to check that.
 	NoDerive bool
@@ -147,5 +151,10 @@ func (o Options) withDefaults() Options {
 	if o.MaxVirtualTime <= 0 {
 		o.MaxVirtualTime = DefaultMaxVirtualTime
 	}
+	m, err := faults.ParseFSModel(string(o.FSModel))
+	if err != nil {
+		panic("harness: Options.FSModel: " + err.Error())
+	}
+	o.FSModel = m
 	return o
 }

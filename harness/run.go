@@ -259,7 +259,7 @@ func newRun(newTarget func() Target, o *Options, tools []Tool, s faults.Schedule
 		events:    make(chan event),
 	}
 	r.rng = rand.New(r.pcg)
-	r.disk = faults.NewDisk(faults.DiskOptions{Now: r.clock.Now, Sector: o.Sector, Pending: keepsSubset(s)})
+	r.disk = faults.NewDisk(faults.DiskOptions{Now: r.clock.Now, Sector: o.Sector, Pending: keepsSubset(s), Model: o.FSModel})
 	r.world = newWorld(tools)
 	for i := range r.fired {
 		r.fired[i] = -1

@@ -15,7 +15,8 @@
 // the order they ran; mode; fault kinds; case count; shard, "I/N" in the report of one shard;
 // restart, the policy for processes that fail on their own, "" for always, "never" or the most
 // to restart; max_beats and max_virtual_time, the bounds of the golden runs when they are not the
-// defaults (a count of beats, a Go duration); commands, for the targets that are commands run as processes: name, argv, dir,
+// defaults (a count of beats, a Go duration); fs_model, the filesystem persistence model power
+// and torn faults followed, absent for posix, else "ext4-ordered"; commands, for the targets that are commands run as processes: name, argv, dir,
 // env, tools, state, ignore, disk, beats and digest; expect_fail, the targets meant to fail, each
 // carrying a bug on purpose, as the demo's variants do, whose failures the renderings' headline
 // counts apart), summary, cases, duration_ms and trailer.

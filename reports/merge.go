@@ -212,7 +212,7 @@ func mergeSources(shards []*Report, targets []string) func(fn func(*Case) error)
 var errStopped = errors.New("stopped")
 
 // OtherCampaign says how other is a report of another campaign than r (other targets or
-// commands, fault kinds, mode, case count, restart policy or seed), naming the first
+// commands, fault kinds, mode, case count, restart policy, filesystem model or seed), naming the first
 // difference, e.g. `seed 2, not 1`; it returns "" for reports of the same campaign, shards of it
 // included.
 func (r *Report) OtherCampaign(other *Report) string {
@@ -236,6 +236,8 @@ func (r *Report) OtherCampaign(other *Report) string {
 		return fmt.Sprintf("restart policy %q, not %q", b.Restart, a.Restart)
 	case b.RestartBackoff != a.RestartBackoff:
 		return fmt.Sprintf("restart back-off %q, not %q", b.RestartBackoff, a.RestartBackoff)
+	case b.FSModel != a.FSModel:
+		return fmt.Sprintf("filesystem model %s, not %s", fsModelName(b.FSModel), fsModelName(a.FSModel))
 	case other.Seed != r.Seed:
 		return fmt.Sprintf("seed %d, not %d", other.Seed, r.Seed)
 	}
@@ -249,6 +251,14 @@ func (r *Report) OtherCampaign(other *Report) string {
 		}
 	}
 	return ""
+}
+
+// fsModelName names a report's filesystem model, "" being posix.
+func fsModelName(m string) string {
+	if m == "" {
+		return "posix"
+	}
+	return m
 }
 
 // SortCases puts r's cases in campaign order: by target, in the order of Options.Targets (then

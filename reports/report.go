@@ -60,6 +60,9 @@ type Options struct {
 	// runs. They change no case, so reports under other bounds are of the same campaign.
 	MaxBeats       int    `json:"max_beats,omitempty"`
 	MaxVirtualTime string `json:"max_virtual_time,omitempty"`
+	// FSModel is the filesystem persistence model power and torn faults followed: "" (posix, only
+	// what fsync promises survives) or "ext4-ordered".
+	FSModel string `json:"fs_model,omitempty"`
 	// Commands describes the targets that are commands run as processes (chaoskit run --exec),
 	// so that a resumed run, a merge and a replay run them the same way.
 	Commands []Command `json:"commands,omitempty"`

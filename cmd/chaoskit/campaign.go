@@ -18,7 +18,7 @@ import (
 
 // campaignParams are the parameters of a campaign, by the flags of `run` that set them, in the
 // order its error messages name them; "exec" stands for --exec and its options.
-var campaignParams = []string{"target", "exec", "faults", "mode", "cases", "depth", "seed", "shard", "restart", "restart-backoff", "max-beats", "max-virtual-time"}
+var campaignParams = []string{"target", "exec", "faults", "mode", "cases", "depth", "seed", "shard", "restart", "restart-backoff", "max-beats", "max-virtual-time", "fs-model"}
 
 // campaignOf checks a campaign's parameters, as a report, a journal's header or the flags of
 // `run` record them (campaign.ParseIdentity), resolves its targets, and returns the campaign, or
@@ -58,7 +58,24 @@ func campaignOf(seed uint64, o reports.Options) (*campaign.Campaign, error) {
 			t.Repro = func(seed uint64, s faults.Schedule) string { return repro(seed, s) + flags }
 		}
 	}
+	for i := range c.Targets {
+		c.Targets[i] = withFSModel(c.Targets[i], id.FSModel)
+	}
 	return c, nil
+}
+
+// withFSModel returns t with a replay command that names the filesystem model m, unless m is the
+// default.
+func withFSModel(t campaign.Target, m faults.FSModel) campaign.Target {
+	if campaign.FSModelText(m) == "" {
+		return t
+	}
+	repro, name := t.Repro, t.Name
+	if repro == nil {
+		repro = func(seed uint64, s faults.Schedule) string { return campaign.ReplayCommand(name, seed, s) }
+	}
+	t.Repro = func(seed uint64, s faults.Schedule) string { return repro(seed, s) + " --fs-model " + string(m) }
+	return t
 }
 
 // bounds returns the bounds of the golden runs a report's options record (0 for a default), or a
@@ -127,6 +144,8 @@ func param(c *campaign.Campaign, name string) string {
 		return strconv.Itoa(cmp.Or(o.MaxBeats, harness.DefaultMaxBeats))
 	case "max-virtual-time":
 		return cmp.Or(o.MaxVirtualTime, harness.DefaultMaxVirtualTime.String())
+	case "fs-model":
+		return c.Options.FSModel.String()
 	}
 	panic("param: no parameter " + name)
 }

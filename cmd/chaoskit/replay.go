@@ -20,6 +20,7 @@ func runReplay(c *cli, args []string) error {
 	name := fs.String("target", "", "the target (chaoskit targets lists them)")
 	seed := fs.Uint64("seed", 1, "the campaign's seed")
 	schedule := fs.String("schedule", "", "the schedule, e.g. 'power@17' or 'kill@4,kill@9'")
+	fsModel := fs.String("fs-model", "posix", "what a power loss keeps: posix or ext4-ordered (as the campaign ran)")
 	ef := addExecFlags(fs)
 	bf := addBoundFlags(fs)
 	pos, err := c.parse(fs, args)
@@ -34,8 +35,8 @@ func runReplay(c *cli, args []string) error {
 	var want *reports.Case
 	var id reports.Options // the bounds of the golden run, from the report or the flags
 	if *caseID != "" {
-		if set["target"] || set["seed"] || set["schedule"] || len(commands) > 0 {
-			return usagef("replay --case takes the target, seed and schedule from the report: drop --target, --exec, --seed and --schedule")
+		if set["target"] || set["seed"] || set["schedule"] || set["fs-model"] || len(commands) > 0 {
+			return usagef("replay --case takes the target, seed, schedule and filesystem model from the report: drop --target, --exec, --seed, --schedule and --fs-model")
 		}
 		if len(pos) != 1 {
 			return usagef("replay --case ID takes one report (a report.json or its directory), got %d arguments", len(pos))
@@ -49,7 +50,7 @@ func runReplay(c *cli, args []string) error {
 		} else if want == nil {
 			return usagef("no case %q in %s", *caseID, pos[0])
 		}
-		*name, *seed, *schedule, commands = want.Target, rep.Seed, want.Schedule.String(), rep.Options.Commands
+		*name, *seed, *schedule, commands, *fsModel = want.Target, rep.Seed, want.Schedule.String(), rep.Options.Commands, rep.Options.FSModel
 		id = rep.Options
 	} else {
 		if err := noPositional("replay without --case", pos); err != nil {
@@ -85,6 +86,11 @@ func runReplay(c *cli, args []string) error {
 	if err != nil {
 		return err
 	}
+	model, err := faults.ParseFSModel(*fsModel)
+	if err != nil {
+		return usagef("--fs-model: %v", err)
+	}
+	t = withFSModel(t, model)
 	repro := t.Repro
 	if repro == nil {
 		repro = func(seed uint64, s faults.Schedule) string { return campaign.ReplayCommand(t.Name, seed, s) }
@@ -99,7 +105,7 @@ func runReplay(c *cli, args []string) error {
 	}
 	bar := c.progress()
 	rn, err := harness.NewRunnerContext(c.ctx, t.New, harness.Options{
-		Name: t.Name, Seed: *seed, MaxBeats: maxBeats, MaxVirtualTime: maxTime, OnGolden: bar.golden(),
+		Name: t.Name, Seed: *seed, MaxBeats: maxBeats, MaxVirtualTime: maxTime, FSModel: model, OnGolden: bar.golden(),
 		Repro: func(s faults.Schedule) string { return repro(*seed, s) },
 	})
 	bar.end()

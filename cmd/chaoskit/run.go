@@ -39,6 +39,7 @@ type campaignFlags struct {
 	exec                *execFlags
 	faults, mode, shard *string
 	restart, backoff    *string
+	fsModel             *string
 	cases, depth        *int
 	seed                *uint64
 	bounds              *boundFlags
@@ -94,6 +95,7 @@ func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 	f.restart = fs.String("restart", "always", "restart a process that fails on its own: always (as a supervisor would), never, or at most N times")
 	f.backoff = fs.String("restart-backoff", harness.DefaultBackoff.String(), "how long a failed process waits to be restarted, in virtual time: INITIAL..MAX doubling (Kubernetes'), or DELAY every time (systemd's RestartSec)")
 	f.bounds = addBoundFlags(fs)
+	f.fsModel = fs.String("fs-model", "posix", "what a power loss keeps: posix (only what fsync promises) or ext4-ordered (what ext4's defaults keep)")
 	return f
 }
 
@@ -111,7 +113,7 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 	if f.set["cases"] && *f.cases < 1 {
 		return nil, usagef("--cases %d: want 1 or more (leave --cases out for the default: 100 random schedules per target, or every exhaustive one)", *f.cases)
 	}
-	faults, mode, cases, depth, seed, shard, restart, backoff := *f.faults, *f.mode, *f.cases, *f.depth, *f.seed, *f.shard, *f.restart, *f.backoff
+	faults, mode, cases, depth, seed, shard, restart, backoff, fsModel := *f.faults, *f.mode, *f.cases, *f.depth, *f.seed, *f.shard, *f.restart, *f.backoff, *f.fsModel
 	if backoff == harness.DefaultBackoff.String() {
 		backoff = "" // as a report records the default
 	}
@@ -151,12 +153,16 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 		if !f.set["max-virtual-time"] {
 			maxTime = o.MaxVirtualTime
 		}
+		if !f.set["fs-model"] {
+			fsModel = o.FSModel
+		}
 	}
 	if err := f.bounds.check(f.set); err != nil {
 		return nil, err
 	}
 	return campaignOf(seed, reports.Options{Targets: targets, Commands: commands, Faults: strings.Split(faults, ","), Mode: mode,
-		Cases: cases, Depth: depth, Shard: shard, Restart: restart, RestartBackoff: backoff, MaxBeats: maxBeats, MaxVirtualTime: maxTime})
+		Cases: cases, Depth: depth, Shard: shard, Restart: restart, RestartBackoff: backoff, MaxBeats: maxBeats, MaxVirtualTime: maxTime,
+		FSModel: fsModel})
 }
 
 // execSet reports whether --exec or one of its options was given.
