@@ -61,6 +61,24 @@ export const TRIES = 5;
  * once its transaction has committed: `checkpoint THREAD step N` and `NODE done THREAD step N`.
  * Those are the points after which a crash no longer re-runs that work.
  *
+ * In which order the writes reach the database is an option (order), because LangGraph.js does
+ * not fix it: a superstep's checkpoint (put) is chained only after the previous put and the
+ * writes of delta channels (PregelLoop._checkpointerPutAfterPrevious in
+ * @langchain/langgraph 1.7.3, dist/pregel/loop.js), not after the writes of the nodes that just
+ * finished (putWrites), and in "sync" durability the loop then waits for both. Which of the two
+ * lands first decides what a crash between them leaves: the node's writes, replayed on resume,
+ * or nothing, and the node runs again (langchain-ai/langgraph#8039, for Python). The orders:
+ *   - 'serial' (the default): one write at a time, each with its mark, in the order LangGraph
+ *     calls them. LangGraph calls a node's putWrites before the put after it, so this is the
+ *     node's writes first: the order SqliteSaver's own promises produce, and the one the Python
+ *     fix (langchain-ai/langgraph#8055) enforces;
+ *   - 'put-first': the same, except that a node's putWrites waits until the put called after it
+ *     has committed: a checkpointer whose putWrites takes longer than its put (another round
+ *     trip, another connection), which LangGraph.js lets happen;
+ *   - 'langgraph': no order imposed: each write, and its mark, goes when LangGraph's promises get
+ *     to it. A mark then races the next write's file operations into chaoskit, so two runs'
+ *     beats agree only where the marks are the only beats (a plain disk, or --beats calls).
+ *
  * A write the disk has no room for (SQLITE_FULL) fails as it does with SqliteSaver: the error
  * reaches LangGraph, the run fails and the process exits, for its supervisor to restart it.
  */
@@ -73,14 +91,16 @@ export class ChaoskitSqliteSaver extends SqliteSaver {
 
   /**
    * @param {Database.Database} db the database, its journal mode and synchronous set
-   * @param {{ck?: import('../process/js/chaoskit.mjs').Client, journal?: string}} [options]
+   * @param {{ck?: import('../process/js/chaoskit.mjs').Client, journal?: string, order?: string}} [options]
    *   ck: the client to mark progress with (none: no marks); journal: 'wal' to let setup()
-   *   switch to WAL as SqliteSaver does
+   *   switch to WAL as SqliteSaver does; order: one of ORDERS (see above)
    */
-  constructor(db, { ck, journal = 'delete' } = {}) {
+  constructor(db, { ck, journal = 'delete', order = 'serial' } = {}) {
     super(db);
+    if (!ORDERS.includes(order)) throw new TypeError(`chaoskit-langgraph: unknown order ${order} (want ${ORDERS.join(', ')})`);
     this.#ck = ck;
     this.#journal = journal;
+    this.#order = order;
   }
 
   setup() {
@@ -108,33 +128,60 @@ export class ChaoskitSqliteSaver extends SqliteSaver {
 
   async put(config, checkpoint, metadata, newVersions) {
     this.#steps.set(checkpoint.id, metadata?.step);
-    return this.#inTurn(async () => {
+    const n = ++this.#puts;
+    const write = async () => {
       const saved = await super.put(config, checkpoint, metadata, newVersions);
       await this.#ck?.mark(`checkpoint ${config.configurable?.thread_id} step ${metadata?.step}`);
       return saved;
-    });
+    };
+    if (this.#order === 'langgraph') return write();
+    try {
+      return await this.#inTurn(write);
+    } finally {
+      // 'put-first': the node's writes held for this put go now.
+      this.#held = this.#held.filter(({ after, release }) => after >= n || release());
+    }
   }
 
   async putWrites(config, writes, taskId, taskPath = '') {
-    return this.#inTurn(async () => {
+    const failed = writes.some(([channel]) => channel === '__error__' || channel === '__interrupt__');
+    const write = async () => {
       await super.putWrites(config, writes, taskId);
       // A node that failed or was interrupted has its error saved as a write too, and runs again
       // on resume: that is no progress.
-      if (writes.some(([channel]) => channel === '__error__' || channel === '__interrupt__')) return;
+      if (failed) return;
       // A pull task's path is "~__pregel_pull, NODE"; a node's name, unlike its task id (derived
       // from the checkpoint's time-based id), is the same in every run. The task ran in the
       // superstep after its checkpoint's: its langgraph_step.
       const node = taskPath.split(', ').at(-1) || taskId;
       const step = this.#steps.get(config.configurable?.checkpoint_id);
       await this.#ck?.mark(`${node} done ${config.configurable?.thread_id} step ${step === undefined ? '?' : step + 1}`);
-    });
+    };
+    if (this.#order === 'langgraph') return write();
+    // 'put-first': wait for a put called after this to commit. A failed node's writes come with
+    // no checkpoint after them: they are not held.
+    if (this.#order === 'put-first' && !failed) {
+      const after = this.#puts;
+      await new Promise((release) => this.#held.push({ after, release }));
+    }
+    return this.#inTurn(write);
   }
 
+  /** The order of the writes: one of ORDERS. */
+  #order;
+
+  /** How many puts were called. */
+  #puts = 0;
+
   /**
-   * Runs a write once the writes before it, and their marks, are done. LangGraph does not wait
-   * for a node's putWrites before it saves the step's checkpoint; were the mark of the one still
-   * on its way to chaoskit while SQLite writes the other, which chaoskit saw first would be a
-   * race, and two runs' beats would differ.
+   * 'put-first': the putWrites waiting for a put called after them (after: how many puts had
+   * been called) to commit. @type {{after: number, release: () => void}[]}
+   */
+  #held = [];
+
+  /**
+   * Runs a write once the writes before it, and their marks, are done: a mark still on its way
+   * to chaoskit while SQLite writes the next would race it, and two runs' beats would differ.
    * @template T
    * @param {() => Promise<T>} write
    * @returns {Promise<T>}
@@ -149,17 +196,21 @@ export class ChaoskitSqliteSaver extends SqliteSaver {
   #turn = Promise.resolve();
 }
 
+/** The orders in which ChaoskitSqliteSaver can write (see there). */
+export const ORDERS = ['serial', 'put-first', 'langgraph'];
+
 /**
  * Opens the checkpointer on DATABASE in the client's state directory.
  * @param {import('../process/js/chaoskit.mjs').Client | {stateDir: string}} ck the chaoskit
  *   client (its marks tell chaoskit when progress is durable), or just {stateDir} to read
- * @param {{journal?: 'delete' | 'wal', synchronous?: 'EXTRA' | 'FULL' | 'NORMAL' | 'OFF'}} [options]
+ * @param {{journal?: 'delete' | 'wal', synchronous?: 'EXTRA' | 'FULL' | 'NORMAL' | 'OFF', order?: string}} [options]
  *   journal 'delete' (the default) keeps the rollback journal; 'wal' is what SqliteSaver
  *   itself does (with better-sqlite3's synchronous=NORMAL unless synchronous says otherwise).
- *   synchronous defaults to EXTRA with the rollback journal.
+ *   synchronous defaults to EXTRA with the rollback journal. order: in which order the writes
+ *   reach the database (ORDERS; see ChaoskitSqliteSaver).
  * @returns {ChaoskitSqliteSaver}
  */
-export function openSaver(ck, { journal = 'delete', synchronous } = {}) {
+export function openSaver(ck, { journal = 'delete', synchronous, order = 'serial' } = {}) {
   const db = new Database(path.join(ck.stateDir, DATABASE));
   if (journal === 'wal') {
     db.pragma('journal_mode = WAL');
@@ -168,7 +219,7 @@ export function openSaver(ck, { journal = 'delete', synchronous } = {}) {
     db.pragma('journal_mode = DELETE');
     db.pragma(`synchronous = ${synchronous ?? 'EXTRA'}`);
   }
-  return new ChaoskitSqliteSaver(db, { ck: typeof ck.mark === 'function' ? ck : undefined, journal });
+  return new ChaoskitSqliteSaver(db, { ck: typeof ck.mark === 'function' ? ck : undefined, journal, order });
 }
 
 /**

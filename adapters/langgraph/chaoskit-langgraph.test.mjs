@@ -8,6 +8,8 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 import { StateGraph, Annotation, MessagesAnnotation, START, END } from '@langchain/langgraph';
 import { AIMessage, HumanMessage } from '@langchain/core/messages';
+import Database from 'better-sqlite3';
+import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { DATABASE, openSaver, reproducibleIds, resumeInput, stepKey } from './chaoskit-langgraph.mjs';
 import { latestCheckpoint, plainMessage } from './latest-checkpoint.mjs';
 
@@ -145,4 +147,45 @@ test('reproducibleIds: the same ids from the same clock and seed, others from an
   assert.notDeepEqual(a.ids, c.ids);
   assert.deepEqual([...a.ids].sort(), a.ids, 'ids made later sort later');
   assert.match(a.uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+});
+
+test("SqliteSaver commits a node's writes before the checkpoint after it: the order 'serial' keeps", async () => {
+  const order = [];
+  class Recording extends SqliteSaver {
+    async put(config, checkpoint, metadata, newVersions) {
+      const saved = await super.put(config, checkpoint, metadata, newVersions);
+      order.push(`checkpoint step ${metadata.step}`);
+      return saved;
+    }
+
+    async putWrites(config, writes, taskId, taskPath = '') {
+      await super.putWrites(config, writes, taskId, taskPath);
+      order.push(`${taskPath.split(', ').at(-1)} writes`);
+    }
+  }
+  const saver = new Recording(new Database(':memory:'));
+  await twoNodes(saver).invoke({ messages: [] }, { configurable: { thread_id: 't1' }, durability: 'sync' });
+  assert.deepEqual(order, [
+    'checkpoint step -1', '__start__ writes', 'checkpoint step 0', 'a writes', 'checkpoint step 1', 'b writes', 'checkpoint step 2',
+  ]);
+  const ck = fakeClient();
+  const serial = openSaver(ck);
+  await twoNodes(serial).invoke({ messages: [] }, { configurable: { thread_id: 't1' }, durability: 'sync' });
+  serial.db.close();
+  assert.deepEqual(ck.marks, order.map((o) => (o.startsWith('checkpoint')
+    ? `checkpoint t1 step ${o.split(' ').at(-1)}`
+    : `${o.split(' ')[0]} done t1 step ${{ __start__: 0, a: 1, b: 2 }[o.split(' ')[0]]}`)));
+});
+
+test("LangGraph.js does not wait for a node's writes before the checkpoint after it: 'put-first' completes", async () => {
+  const ck = fakeClient();
+  const saver = openSaver(ck, { order: 'put-first' });
+  const out = await twoNodes(saver).invoke({ messages: [] }, { configurable: { thread_id: 't1' }, durability: 'sync' });
+  saver.db.close();
+  assert.deepEqual(out.messages.map((m) => m.content), ['a', 'b']);
+  assert.deepEqual(ck.marks, [
+    'checkpoint t1 step -1', 'checkpoint t1 step 0', '__start__ done t1 step 0',
+    'checkpoint t1 step 1', 'a done t1 step 1', 'checkpoint t1 step 2', 'b done t1 step 2',
+  ]);
+  assert.throws(() => openSaver(ck, { order: 'sideways' }), /unknown order sideways/);
 });

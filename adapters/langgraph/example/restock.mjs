@@ -21,6 +21,9 @@
 //                                  the idempotency key of create_po (see stepKey)
 //   --journal delete|wal           the checkpointer's journal: delete, or wal as SqliteSaver sets it
 //   --synchronous EXTRA|FULL|NORMAL
+//   --saver-order serial|put-first|langgraph
+//                                  in which order the checkpointer writes a node's writes and the
+//                                  checkpoint after it (see ChaoskitSqliteSaver); serial by default
 //   --restart-input                invoke with the input on every start, also on a thread that
 //                                  has a checkpoint (a common mistake: it starts the run again)
 //   --no-retry                     call each tool once and let ToolNode handle an error (by
@@ -43,6 +46,7 @@ const { values: flags } = parseArgs({
     key: { type: 'string', default: 'step' },
     journal: { type: 'string', default: 'delete' },
     synchronous: { type: 'string' },
+    'saver-order': { type: 'string', default: 'serial' },
     'restart-input': { type: 'boolean', default: false },
     'no-retry': { type: 'boolean', default: false },
     'wall-clock-ids': { type: 'boolean', default: false },
@@ -54,6 +58,7 @@ const { values: flags } = parseArgs({
 if (!['sync', 'async', 'exit'].includes(flags.durability)) usage(`--durability ${flags.durability}`);
 if (!['step', 'tool-call-id', 'task-id', 'none'].includes(flags.key)) usage(`--key ${flags.key}`);
 if (!['delete', 'wal'].includes(flags.journal)) usage(`--journal ${flags.journal}`);
+if (!['serial', 'put-first', 'langgraph'].includes(flags['saver-order'])) usage(`--saver-order ${flags['saver-order']}`);
 
 /** The warehouse: what it holds, and below what an item is reordered, how much, from whom. */
 const ITEMS = [
@@ -160,7 +165,7 @@ async function main() {
     .addEdge('place_orders', 'report')
     .addEdge('report', END);
 
-  const saver = lg.openSaver(ck, { journal: flags.journal, synchronous: flags.synchronous });
+  const saver = lg.openSaver(ck, { journal: flags.journal, synchronous: flags.synchronous, order: flags['saver-order'] });
   const app = graph.compile({ checkpointer: saver });
   const config = { configurable: { thread_id: flags.thread }, durability: flags.durability };
   const input = { messages: [new HumanMessage(REQUEST)] };
