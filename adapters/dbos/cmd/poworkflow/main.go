@@ -14,7 +14,8 @@
 //	                    fails the workflow for good, as DBOS records a step's error)
 //	-journal=MODE       the system database's durability: delete (the default: OpenSystemDB,
 //	                    synchronous EXTRA), delete-full (synchronous FULL), wal (what DBOS sets
-//	                    for a sqlite: DatabaseURL: WAL, synchronous NORMAL)
+//	                    for a sqlite: DatabaseURL: WAL, synchronous NORMAL), wal-full (WAL with
+//	                    synchronous FULL, which fsyncs the WAL at each commit)
 //	-template PATH      install this migrated system database if the state directory has none
 //	-migrate PATH       create a migrated system database at PATH and exit (the template)
 //	-dump-state         print the workflow's durable state as JSON and exit (chaoskit's --state)
@@ -47,7 +48,7 @@ const (
 var (
 	keys    = flag.Bool("keys", true, "key each effect by workflow id and step id")
 	retries = flag.Int("retries", 3, "how many times a step whose call failed is retried in the process (DBOS records a step's error as its outcome for good)")
-	journal = flag.String("journal", "delete", "the system database's journal: delete (chaoskit's OpenSystemDB: synchronous EXTRA), delete-full (synchronous FULL) or wal (DBOS's own settings: synchronous NORMAL)")
+	journal = flag.String("journal", "delete", "the system database's journal: delete (chaoskit's OpenSystemDB: synchronous EXTRA), delete-full (synchronous FULL), wal (DBOS's own settings: synchronous NORMAL) or wal-full (WAL, synchronous FULL)")
 )
 
 func main() {
@@ -184,9 +185,10 @@ func openDB(path string) (*sql.DB, error) {
 		}
 		db.SetMaxOpenConns(1)
 		return db, nil
-	case "wal":
+	case "wal", "wal-full":
 		// What DBOS sets when given a DatabaseURL (sqlite_pool.go): WAL, synchronous NORMAL, under
-		// which a commit is not fsynced. One connection and an exclusive lock keep the WAL index
+		// which a commit is not fsynced; or WAL with synchronous FULL, which fsyncs the WAL at
+		// each commit (wal-full). One connection and an exclusive lock keep the WAL index
 		// in memory rather than in a memory-mapped -shm file, so that the file activity is the
 		// same every run; neither changes what reaches the disk when.
 		// The pragmas run in this order on the one connection (the driver would sort those of
@@ -196,7 +198,8 @@ func openDB(path string) (*sql.DB, error) {
 			return nil, err
 		}
 		db.SetMaxOpenConns(1)
-		for _, p := range []string{"PRAGMA locking_mode = EXCLUSIVE", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL"} {
+		sync := map[string]string{"wal": "NORMAL", "wal-full": "FULL"}[*journal]
+		for _, p := range []string{"PRAGMA locking_mode = EXCLUSIVE", "PRAGMA journal_mode = WAL", "PRAGMA synchronous = " + sync} {
 			if _, err := db.Exec(p); err != nil {
 				db.Close()
 				return nil, fmt.Errorf("%s: %w", p, err)
@@ -204,7 +207,7 @@ func openDB(path string) (*sql.DB, error) {
 		}
 		return db, nil
 	}
-	return nil, fmt.Errorf("-journal=%s: want delete, delete-full or wal", *journal)
+	return nil, fmt.Errorf("-journal=%s: want delete, delete-full, wal or wal-full", *journal)
 }
 
 // state is the workflow's durable state: its status, output and error, and each recorded step.
