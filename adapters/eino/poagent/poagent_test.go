@@ -21,7 +21,7 @@ import (
 )
 
 var (
-	update   = flag.Bool("update", false, "rewrite testdata/findings.txt")
+	update   = flag.Bool("update", false, "rewrite testdata/findings.txt and testdata/findings-ext4-ordered.txt")
 	variant  = flag.String("variant", "correct", "TestReplay: the variant")
 	schedule = flag.String("schedule", "", "TestReplay: the schedule to replay, e.g. kill@25")
 )
@@ -53,30 +53,7 @@ func TestCorrectPassesEveryFault(t *testing.T) {
 // kind (testdata/findings.txt, rewritten with -update). The correct variant passes every case;
 // every other is caught, by the property its mistake breaks.
 func TestFindings(t *testing.T) {
-	c := campaign.Campaign{Options: campaign.Options{Faults: kinds}}
-	for _, v := range poagent.Variants {
-		c.Targets = append(c.Targets, campaign.Target{Name: "eino/" + string(v), New: target(v),
-			Repro: func(_ uint64, s faults.Schedule) string { return replay(v)(s) }})
-	}
-	rep, err := c.Run(context.Background(), campaign.RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := findings(rep)
-	t.Logf("\n%s", got)
-	path := filepath.Join("testdata", "findings.txt")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to write it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("the findings changed (go test ./poagent -run TestFindings -update rewrites them):\n%s", got)
-	}
+	rep := findingsOf(t, faults.POSIX, kinds, "findings.txt")
 
 	// Which property catches which mistake, and under which fault.
 	caught := map[string]map[string]string{ // target → fault → property
@@ -100,8 +77,61 @@ func TestFindings(t *testing.T) {
 	}
 }
 
+// The same under ext4's persistence model (faults.Ext4Ordered), for the faults it changes, power
+// and torn (testdata/findings-ext4-ordered.txt): the correct configuration passes; the mistakes
+// with no disk in them are caught as under POSIX, and so is the store written without an fsync
+// (ext4 keeps a checkpoint rewritten in place, truncated to zero, empty or partial).
+func TestFindingsExt4Ordered(t *testing.T) {
+	rep := findingsOf(t, faults.Ext4Ordered, []faults.Kind{faults.Power, faults.Torn}, "findings-ext4-ordered.txt")
+	caught := map[string]string{"eino/memory-store": oracle.NoDuplicateEffects, "eino/end-only": oracle.NoDuplicateEffects,
+		"eino/no-key": oracle.NoDuplicateEffects, "eino/no-fsync": oracle.BoundedWorkLost}
+	for _, ts := range rep.Summary.Targets {
+		if ts.Target == "eino/correct" {
+			if ts.Failed+ts.Unknown != 0 || ts.Cases == 0 {
+				t.Errorf("the correct configuration under ext4-ordered: %d cases, %d failed, %d unknown", ts.Cases, ts.Failed, ts.Unknown)
+			}
+			continue
+		}
+		if prop := caught[ts.Target]; ts.ByFault[string(faults.Power)].Violations[prop] == 0 {
+			t.Errorf("%s is not caught by %s under power on ext4-ordered", ts.Target, prop)
+		}
+	}
+}
+
+// findingsOf runs every variant under kinds and model and compares the table of its findings with
+// testdata/file (which -update rewrites). It returns the report.
+func findingsOf(t *testing.T, model faults.FSModel, kinds []faults.Kind, file string) *reports.Report {
+	t.Helper()
+	c := campaign.Campaign{Options: campaign.Options{Faults: kinds}}
+	c.Options.FSModel = model
+	for _, v := range poagent.Variants {
+		c.Targets = append(c.Targets, campaign.Target{Name: "eino/" + string(v), New: target(v),
+			Repro: func(_ uint64, s faults.Schedule) string { return replay(v)(s) }})
+	}
+	rep, err := c.Run(context.Background(), campaign.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := findings(rep, kinds)
+	t.Logf("\n%s", got)
+	path := filepath.Join("testdata", file)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to write it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("the findings changed (go test ./poagent -run TestFindings -update rewrites them):\n%s", got)
+	}
+	return rep
+}
+
 // findings writes the report's summary as a table, one row per target and fault kind.
-func findings(rep *reports.Report) string {
+func findings(rep *reports.Report, kinds []faults.Kind) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-18s %-15s %5s %6s %4s %4s %8s %6s  %s\n", "configuration", "fault", "cases", "failed", "dup", "lost", "wl_mean", "remade", "verdict")
 	for _, ts := range rep.Summary.Targets {
