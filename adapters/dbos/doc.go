@@ -40,8 +40,9 @@
 // only the workflows of the running version, so a rebuilt binary silently leaves its
 // predecessor's PENDING workflows alone. Give DBOS your own *sql.DB (Config.SQLiteSystemDB):
 // with a sqlite: DatabaseURL it opens a pool of eight connections and sets WAL with
-// synchronous NORMAL, under which a commit is not fsynced, so that a power cut takes recorded
-// steps back and recovery executes them again; and a pool opens the file as timing decides,
+// synchronous NORMAL (dbos/internal/sysdb/sqlite_pool.go), under which a commit is not fsynced,
+// so that a power cut takes recorded steps back and recovery executes them again (reported in
+// docs/findings/dbos-sqlite-wal-normal.md); and a pool opens the file as timing decides,
 // which makes the file activity differ from run to run. Key each effect by StepKey: DBOS records
 // a step's output only after the step returns, so the step in flight at a crash runs again,
 // after its effect may have landed. Migrate the system database when you deploy

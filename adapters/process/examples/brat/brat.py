@@ -84,7 +84,8 @@ class Log:
     def init(self):
         """Makes the repository, once and durably: made aside, all of it fsynced, then renamed
         into place, so that a crash leaves a whole repository or none. (Later, git fsyncs the
-        objects and refs it writes, core.fsync, but not the directories it puts them in.)"""
+        objects and refs it writes as core.fsync says, except the trees mktree writes, and
+        never the directories it puts them in.)"""
         if self.exists():
             return
         aside = Log(self.path + ".new", self.fsync)
@@ -145,9 +146,11 @@ class Log:
 
     def sync_objects(self, *oids):
         """Makes loose objects durable before a ref names them. Git's core.fsync covers
-        hash-object and update-ref, but git 2.39's mktree and commit-tree write their objects
-        without an fsync (chaoskit --disk fuse finds the tree empty after a power cut), and no
-        git command fsyncs the directories it puts objects in."""
+        hash-object, commit-tree and update-ref, but mktree never reads its configuration
+        (builtin/mktree.c, git 2.39.5 to master), so its tree is written without an fsync
+        whatever core.fsync says: under chaoskit's ext4 model a power cut leaves it empty
+        (docs/findings/git-mktree-ignores-core-fsync.md). And no git command fsyncs the
+        directories it puts objects in."""
         objects = os.path.join(self.path, "objects")
         for oid in oids:
             fsync_file(os.path.join(objects, oid[:2], oid[2:]))
@@ -295,9 +298,9 @@ def main():
     p.add_argument("--broken", action="store_true", help="trust view.json on start instead of rebuilding it")
     p.add_argument("--dump-state", action="store_true", help="print the durable state as JSON and exit")
     p.add_argument("--git-fsync", default="committed", choices=("committed", "all", "default"),
-                   help="git's core.fsync for the log's repository (default: git's own default, unset)")
+                   help="git's core.fsync for the log's repository: committed (the default), all, or default (left unset: git's own default, which fsyncs no loose object)")
     p.add_argument("--trust-git", action="store_true",
-                   help="leave durability to git: no fsync of the objects mktree and commit-tree write, nor of the directories")
+                   help="leave durability to git: no fsync of the objects and directories of our own (git fsyncs what core.fsync says, mktree's trees excepted, and no directory)")
     flags = p.parse_args()
     if flags.dump_state:
         dump_state(os.environ.get("CHAOSKIT_STATE_DIR", "."))

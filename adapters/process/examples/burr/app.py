@@ -63,7 +63,8 @@ def open_db(state_dir, synchronous="EXTRA"):
     In rollback-journal (DELETE) mode a commit ends by unlinking the journal, and synchronous=FULL
     does not fsync the directory after it: a power cut can bring the journal back, and the next
     open rolls the committed step back (chaoskit --disk fuse finds it: a step marked durable is
-    done again). EXTRA fsyncs the directory too; OFF fsyncs nothing."""
+    done again). EXTRA fsyncs the directory too, which is what SQLite documents it for
+    (https://sqlite.org/pragma.html#pragma_synchronous); OFF fsyncs nothing."""
     db = sqlite3.connect(os.path.join(state_dir, "burr.db"), isolation_level=None)
     db.execute("PRAGMA journal_mode=DELETE")
     db.execute("PRAGMA synchronous=" + synchronous)
