@@ -20,9 +20,11 @@
 //   - corrupt: kill, then one bit of a durable byte flips.
 //
 // This is the strict POSIX model that ALICE and CrashMonkey test against: it promises only what
-// fsync promises. Real filesystems often keep more (ext4 commits a new file's directory entry
-// with its data), so a harness that passes here survives them too, while one that passes only on
-// ext4's kindness is caught.
+// fsync promises. Real filesystems often keep more (ext4 commits every directory entry created
+// before a file it fsyncs), so a harness that passes here survives them too, while one that
+// passes only on ext4's kindness is caught. DiskOptions.Model chooses another persistence model
+// for power, power:subset and torn: Ext4Ordered, what ext4 with its default options keeps (see
+// FSModel, which defines both).
 //
 // # Injection
 //
