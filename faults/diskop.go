@@ -114,7 +114,7 @@ func (d *Disk) exec(op diskOp) *inode {
 		d.resize(d.inodes[op.ino], op.off, op.at)
 	case opSync:
 		n := d.inodes[op.ino]
-		d.force(n.lastM) // the transaction of its last metadata change, and all before it
+		d.force(n.syncedTxn()) // the transaction of its last change, and all before it
 		if n.dir {
 			n.durKids = maps.Clone(n.kids)
 			n.dirDrty = false

@@ -35,9 +35,12 @@ import (
 //     that survives is that of a prefix of the metadata operations in the order they were issued
 //     (creates, mkdirs, unlinks, renames, truncations): a later rename never survives an earlier
 //     create that it did not.
-//   - An fsync of a file or a directory commits the transaction that holds its last metadata
-//     change, and so every metadata operation issued before that one: a file created and fsynced
-//     keeps its directory entry without an fsync of the directory (fs/ext4/fsync.c).
+//   - An fsync of a file or a directory commits the transaction that holds its last change (a
+//     metadata operation on it, or a write to it: a write updates the inode in the running
+//     transaction, and the fsync allocates its delayed blocks there), and so every metadata
+//     operation issued before that change: a file created and fsynced keeps its directory entry
+//     without an fsync of the directory, and a rename survives the fsync of any file written
+//     after it (fs/ext4/fsync.c).
 //   - The running transaction is committed at most commit=5 seconds after it began, so a metadata
 //     operation issued 5 seconds or more before the power loss (in the Disk's time, which is
 //     chaoskit's virtual time) has survived.
@@ -62,10 +65,11 @@ import (
 // states: a later point of the journal, and the writes the rules let survive with it. torn tears
 // only an overwrite in place: a delayed write either lands with its size or not at all.
 //
-// The model is weaker than ext4 where ext4's behaviour is timing (an fsync of a file with dirty
-// data commits everything issued before it; writeback usually runs within 35 seconds), so that it
-// never keeps more than ext4 would; where the kernel sends the close of a file late (FUSE sends
-// its release after close(2) returns), auto_da_alloc is seen late, which again keeps less.
+// Where ext4's behaviour depends on timing the model assumes the least, so that it never keeps
+// more than ext4 would: transactions are as long as they may be (only fsyncs and the commit
+// interval end them), writeback never runs on its own (it usually does within 35 seconds), and
+// where the kernel sends the close of a file late (FUSE sends its release after close(2)
+// returns), auto_da_alloc is seen late.
 type FSModel string
 
 // The filesystem persistence models.
@@ -142,6 +146,20 @@ func (d *Disk) cutMin() int {
 		cut = d.forced + i + 1
 	}
 	return cut
+}
+
+// syncedTxn returns how many metadata operations an fsync of n commits under ext4-ordered:
+// those up to the transaction of n's last change, which is its last metadata operation or, if
+// later, its last write not yet fsynced (ext4 updates a written inode's times, and allocates its
+// delayed blocks at the fsync, in the running transaction).
+func (n *inode) syncedTxn() int {
+	upTo := n.lastM
+	for _, p := range n.pend {
+		if !p.trunc {
+			upTo = max(upTo, p.j)
+		}
+	}
+	return upTo
 }
 
 // bindDelayed makes the data n's pending writes hold survive whenever the metadata operation j

@@ -76,6 +76,25 @@ var fsScenarios = []fsScenario{{
 	posix: []string{"", "f=x"},
 	ext4:  []string{"f=x"},
 }, {
+	// A rename, then a write to another file and its fsync: ext4 commits the rename with the
+	// write's transaction; POSIX keeps the rename only with an fsync of its directory.
+	name: "a rename, then an fsync of another file",
+	run: func(t *testing.T, d *faults.Disk, _ *time.Time) {
+		writeSynced(t, d, "a", "1")
+		writeSynced(t, d, "log", "x")
+		syncPath(t, d, "")
+		rename(t, d, "a", "b")
+		f, err := d.OpenFile("log", os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte("y"))
+		f.Sync()
+		f.Close()
+	},
+	posix: []string{"a=1 log=xy", "b=1 log=xy"},
+	ext4:  []string{"b=1 log=xy"},
+}, {
 	// Metadata operations survive in the order they were issued under ext4: never b without a.
 	name: "two creates",
 	run: func(t *testing.T, d *faults.Disk, _ *time.Time) {
@@ -211,7 +230,7 @@ func TestExt4TearsOnlyOverwritesInPlace(t *testing.T) {
 // An ext4-ordered crash is a function of the disk and the random source, and replaying the
 // disk's log, crash included, rebuilds it exactly: what derived crash states rest on.
 func TestExt4CrashIsDeterministicAndReplays(t *testing.T) {
-	sc := fsScenarios[6] // replace via truncate
+	sc := fsScenarios[slices.IndexFunc(fsScenarios, func(sc fsScenario) bool { return sc.name == "replace via truncate" })]
 	for seed := range uint64(16) {
 		a, _ := fsScenarioDisk(t, sc, faults.Ext4Ordered)
 		b, _ := fsScenarioDisk(t, sc, faults.Ext4Ordered)
