@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -123,28 +124,76 @@ func ParseIdentity(o reports.Options) (Identity, error) {
 	if id.Shard, err = reports.ParseShard(o.Shard); err != nil {
 		return id, fmt.Errorf("shard: %w", err)
 	}
+	if err := id.parseCaseParams(o); err != nil {
+		return id, err
+	}
+	return id, nil
+}
+
+// ParseCaseParams reads, of the parameters a report records, those that decide how one case
+// runs (the restart policy and back-off, the golden runs' bounds, the filesystem model): what a
+// replay needs besides the target, the seed and the schedule. Its errors are ParseIdentity's.
+func ParseCaseParams(o reports.Options) (Identity, error) {
+	var id Identity
+	err := id.parseCaseParams(o)
+	return id, err
+}
+
+func (id *Identity) parseCaseParams(o reports.Options) error {
+	var err error
 	if id.Restart, err = ParseRestart(o.Restart); err != nil {
-		return id, fmt.Errorf("restart: %w", err)
+		return fmt.Errorf("restart: %w", err)
 	}
 	if o.RestartBackoff != "" {
 		if id.Backoff, err = harness.ParseBackoff(o.RestartBackoff); err != nil {
-			return id, fmt.Errorf("restart-backoff: %w", err)
+			return fmt.Errorf("restart-backoff: %w", err)
 		}
 	}
 	if id.MaxBeats = o.MaxBeats; id.MaxBeats < 0 {
-		return id, fmt.Errorf("max-beats %d: want 1 or more (leave it out for the default, %d)", o.MaxBeats, harness.DefaultMaxBeats)
+		return fmt.Errorf("max-beats %d: want 1 or more (leave it out for the default, %d)", o.MaxBeats, harness.DefaultMaxBeats)
 	}
 	if o.MaxVirtualTime != "" {
 		if id.MaxVirtualTime, err = time.ParseDuration(o.MaxVirtualTime); err != nil || id.MaxVirtualTime <= 0 {
-			return id, fmt.Errorf("max-virtual-time %q: want a positive duration, such as 720h (leave it out for the default, %s)", o.MaxVirtualTime, harness.DefaultMaxVirtualTime)
+			return fmt.Errorf("max-virtual-time %q: want a positive duration, such as 720h (leave it out for the default, %s)", o.MaxVirtualTime, harness.DefaultMaxVirtualTime)
 		}
 	}
 	if m, err := faults.ParseFSModel(o.FSModel); err != nil {
-		return id, fmt.Errorf("fs-model: %w", err)
+		return fmt.Errorf("fs-model: %w", err)
 	} else if FSModelText(m) != "" {
 		id.FSModel = m
 	}
-	return id, nil
+	return nil
+}
+
+// ReplayFlags returns the flags with which chaoskit replay runs a case as this campaign ran it,
+// each with a leading space: those of its parameters that decide how a case runs and are not the
+// defaults (see ParseCaseParams); "" when all are.
+func (id Identity) ReplayFlags() string {
+	o := id.Options()
+	var flags []string
+	add := func(name, value string) {
+		if value != "" {
+			flags = append(flags, "--"+name, ShellQuote(value))
+		}
+	}
+	add("restart", o.Restart)
+	add("restart-backoff", o.RestartBackoff)
+	if o.MaxBeats > 0 {
+		add("max-beats", strconv.Itoa(o.MaxBeats))
+	}
+	add("max-virtual-time", o.MaxVirtualTime)
+	add("fs-model", o.FSModel)
+	if len(flags) == 0 {
+		return ""
+	}
+	return " " + strings.Join(flags, " ")
+}
+
+// ApplyCase sets the parameters of o that decide how a case runs (see ParseCaseParams).
+func (id Identity) ApplyCase(o *harness.Options) {
+	o.RestartFailed, o.RestartBackoff = id.Restart, id.Backoff
+	o.MaxBeats, o.MaxVirtualTime = id.MaxBeats, id.MaxVirtualTime
+	o.FSModel = id.FSModel
 }
 
 // MarshalText writes id as a report records it (Options), in JSON.
@@ -168,7 +217,5 @@ func (id *Identity) UnmarshalText(text []byte) error {
 // the callbacks) as they are.
 func (id Identity) Apply(o *Options) {
 	o.Faults, o.Mode, o.Cases, o.Depth, o.Shard = id.Faults, id.Mode, id.Cases, id.Depth, id.Shard
-	o.RestartFailed, o.RestartBackoff = id.Restart, id.Backoff
-	o.MaxBeats, o.MaxVirtualTime = id.MaxBeats, id.MaxVirtualTime
-	o.FSModel = id.FSModel
+	id.ApplyCase(&o.Options)
 }

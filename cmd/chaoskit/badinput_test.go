@@ -119,7 +119,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"replay", "--target", "nope", "--schedule", "kill@3"}, `unknown target "nope"`},
 		{[]string{"replay", "--target", "reference"}, "replay needs --case ID REPORT, or --target NAME (or --exec COMMAND) --seed N --schedule SCHEDULE"},
 		{[]string{"replay", "--case", "x"}, "replay --case ID takes one report"},
-		{[]string{"replay", "--case", "x", "--seed", "2", report}, "drop --target, --exec, --seed, --schedule and --fs-model"},
+		{[]string{"replay", "--case", "x", "--seed", "2", report}, "drop --target, --exec, --seed, --schedule, --fs-model, --restart and --restart-backoff"},
 		{[]string{"replay", "--target", "reference", "--schedule", "kill@3", report}, "replay without --case takes no arguments"},
 		// Files.
 		{[]string{"replay", "--case", "x", missing}, "missing.json: no such file or directory"},

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
@@ -48,61 +47,24 @@ func campaignOf(seed uint64, o reports.Options) (*campaign.Campaign, error) {
 	}
 	c.Options.Seed = seed
 	id.Apply(&c.Options)
-	if flags := boundsText(o); flags != "" { // a replay must accept the same golden run
-		for i := range c.Targets {
-			t := &c.Targets[i]
-			repro, name := t.Repro, t.Name
-			if repro == nil {
-				repro = func(seed uint64, s faults.Schedule) string { return campaign.ReplayCommand(name, seed, s) }
-			}
-			t.Repro = func(seed uint64, s faults.Schedule) string { return repro(seed, s) + flags }
-		}
-	}
 	for i := range c.Targets {
-		c.Targets[i] = withFSModel(c.Targets[i], id.FSModel)
+		c.Targets[i] = withReplayFlags(c.Targets[i], id.ReplayFlags())
 	}
 	return c, nil
 }
 
-// withFSModel returns t with a replay command that names the filesystem model m, unless m is the
-// default.
-func withFSModel(t campaign.Target, m faults.FSModel) campaign.Target {
-	if campaign.FSModelText(m) == "" {
+// withReplayFlags returns t with a replay command that ends with flags (Identity.ReplayFlags), so
+// that a case replays as its campaign ran it.
+func withReplayFlags(t campaign.Target, flags string) campaign.Target {
+	if flags == "" {
 		return t
 	}
 	repro, name := t.Repro, t.Name
 	if repro == nil {
 		repro = func(seed uint64, s faults.Schedule) string { return campaign.ReplayCommand(name, seed, s) }
 	}
-	t.Repro = func(seed uint64, s faults.Schedule) string { return repro(seed, s) + " --fs-model " + string(m) }
+	t.Repro = func(seed uint64, s faults.Schedule) string { return repro(seed, s) + flags }
 	return t
-}
-
-// bounds returns the bounds of the golden runs a report's options record (0 for a default), or a
-// usage error naming the flag.
-func bounds(id reports.Options) (beats int, virtual time.Duration, err error) {
-	if id.MaxBeats < 0 {
-		return 0, 0, usagef("--max-beats %d: want 1 or more", id.MaxBeats)
-	}
-	if id.MaxVirtualTime != "" {
-		if virtual, err = time.ParseDuration(id.MaxVirtualTime); err != nil || virtual <= 0 {
-			return 0, 0, usagef("--max-virtual-time %q: want a positive duration, such as 720h", id.MaxVirtualTime)
-		}
-	}
-	return id.MaxBeats, virtual, nil
-}
-
-// boundsText returns the flags that give a replay the bounds of the golden runs id records, with a
-// leading space, or "" for the defaults.
-func boundsText(id reports.Options) string {
-	var s string
-	if id.MaxBeats != 0 {
-		s += " --max-beats " + strconv.Itoa(id.MaxBeats)
-	}
-	if id.MaxVirtualTime != "" {
-		s += " --max-virtual-time " + id.MaxVirtualTime
-	}
-	return s
 }
 
 // resolveTarget returns the target named name: one of commands, or a built-in target.

@@ -17,6 +17,7 @@ import (
 	"github.com/chaoskit/chaoskit/internal/leftover"
 	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/internal/testbin"
+	"github.com/chaoskit/chaoskit/oracle"
 )
 
 // built returns the paths of the chaoskit binary and of the process adapter's test child,
@@ -217,5 +218,33 @@ func TestNoCaseOfAKindIsNotAPass(t *testing.T) {
 	rep := loadDir(t, out)
 	if s := rep.Summary.Targets[0]; s.Failed != 0 || s.Unknown != 0 || s.Cases == 0 || !slices.Equal(s.NoCase, []string{"callback-dup"}) {
 		t.Fatalf("summary %+v, no_case %v", s.Stats, s.NoCase)
+	}
+}
+
+// A case replays as its campaign ran it: a harness that gives up on a transient tool error fails
+// every tool-transient case under --restart never, and passes under the default policy, which
+// restarts it. The replay command each case prints names the policy, and reproduces the failure.
+func TestReplayCommandsCarryTheRestartPolicy(t *testing.T) {
+	_, child := built(t)
+	out := filepath.Join(t.TempDir(), "report")
+	code, stdout, errOut := chaoskit(t, "run", "--exec", child+" -mode act-then-save", "--name", "quitter", "--tool", "create_po=idempotent,latency=1s",
+		"--faults", "tool-transient", "--restart", "never", "--restart-backoff", "5s", "--out", out, "--format", "json")
+	if code != exitFail {
+		t.Fatalf("exit %d, want 1:\n%s%s", code, stdout, errOut)
+	}
+	c := loadDir(t, out).Cases[0]
+	if c.Verdict != oracle.Fail || !strings.HasSuffix(c.Repro, " --restart never --restart-backoff 5s") {
+		t.Fatalf("case %s: %s, repro %q", c.ID, c.Verdict, c.Repro)
+	}
+	words, err := splitCommand(c.Repro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, _ := chaoskit(t, words[1:]...); code != exitFail || !strings.Contains(out, "violated completes") {
+		t.Errorf("%s: exit %d, want the failure again:\n%s", c.Repro, code, out)
+	}
+	policy := slices.Index(words, "--restart")
+	if code, out, _ := chaoskit(t, words[1:policy]...); code != exitOK {
+		t.Errorf("the same replay under the default policy: exit %d, want a pass:\n%s", code, out)
 	}
 }

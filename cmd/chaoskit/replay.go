@@ -21,6 +21,8 @@ func runReplay(c *cli, args []string) error {
 	seed := fs.Uint64("seed", 1, "the campaign's seed")
 	schedule := fs.String("schedule", "", "the schedule, e.g. 'power@17' or 'kill@4,kill@9'")
 	fsModel := fs.String("fs-model", "posix", "what a power loss keeps: posix or ext4-ordered (as the campaign ran)")
+	restart := fs.String("restart", "always", "restart a process that fails on its own: always, never, or at most N times (as the campaign ran)")
+	backoff := fs.String("restart-backoff", harness.DefaultBackoff.String(), "how long a failed process waits to be restarted (as the campaign ran)")
 	ef := addExecFlags(fs)
 	bf := addBoundFlags(fs)
 	pos, err := c.parse(fs, args)
@@ -33,10 +35,15 @@ func runReplay(c *cli, args []string) error {
 		return err
 	}
 	var want *reports.Case
-	var id reports.Options // the bounds of the golden run, from the report or the flags
+	// How the case runs (restarts, the golden runs' bounds, the filesystem model): from the
+	// report, or from the flags.
+	params := reports.Options{Restart: *restart, FSModel: *fsModel}
+	if *backoff != harness.DefaultBackoff.String() {
+		params.RestartBackoff = *backoff
+	}
 	if *caseID != "" {
-		if set["target"] || set["seed"] || set["schedule"] || set["fs-model"] || len(commands) > 0 {
-			return usagef("replay --case takes the target, seed, schedule and filesystem model from the report: drop --target, --exec, --seed, --schedule and --fs-model")
+		if set["target"] || set["seed"] || set["schedule"] || set["fs-model"] || set["restart"] || set["restart-backoff"] || len(commands) > 0 {
+			return usagef("replay --case takes the target, seed, schedule and how the case runs from the report: drop --target, --exec, --seed, --schedule, --fs-model, --restart and --restart-backoff")
 		}
 		if len(pos) != 1 {
 			return usagef("replay --case ID takes one report (a report.json or its directory), got %d arguments", len(pos))
@@ -50,8 +57,8 @@ func runReplay(c *cli, args []string) error {
 		} else if want == nil {
 			return usagef("no case %q in %s", *caseID, pos[0])
 		}
-		*name, *seed, *schedule, commands, *fsModel = want.Target, rep.Seed, want.Schedule.String(), rep.Options.Commands, rep.Options.FSModel
-		id = rep.Options
+		*name, *seed, *schedule, commands = want.Target, rep.Seed, want.Schedule.String(), rep.Options.Commands
+		params = rep.Options
 	} else {
 		if err := noPositional("replay without --case", pos); err != nil {
 			return err
@@ -71,43 +78,34 @@ func runReplay(c *cli, args []string) error {
 	if err := bf.check(set); err != nil {
 		return err
 	}
-	beats, virtual := bf.record()
+	beats, virtual := bf.record() // bounds may be given with --case too: they change no case
 	if set["max-beats"] {
-		id.MaxBeats = beats
+		params.MaxBeats = beats
 	}
 	if set["max-virtual-time"] {
-		id.MaxVirtualTime = virtual
+		params.MaxVirtualTime = virtual
 	}
-	maxBeats, maxTime, err := bounds(id)
+	id, err := campaign.ParseCaseParams(params)
 	if err != nil {
-		return err
+		return usagef("--%v", err)
 	}
 	t, err := resolveTarget(*name, commands)
 	if err != nil {
 		return err
 	}
-	model, err := faults.ParseFSModel(*fsModel)
-	if err != nil {
-		return usagef("--fs-model: %v", err)
-	}
-	t = withFSModel(t, model)
+	t = withReplayFlags(t, id.ReplayFlags())
 	repro := t.Repro
 	if repro == nil {
 		repro = func(seed uint64, s faults.Schedule) string { return campaign.ReplayCommand(t.Name, seed, s) }
-	}
-	if flags := boundsText(id); flags != "" {
-		plain := repro
-		repro = func(seed uint64, s faults.Schedule) string { return plain(seed, s) + flags }
 	}
 	s, err := faults.ParseSchedule(*schedule)
 	if err != nil {
 		return usagef("--schedule: %v", err)
 	}
 	bar := c.progress()
-	rn, err := harness.NewRunnerContext(c.ctx, t.New, harness.Options{
-		Name: t.Name, Seed: *seed, MaxBeats: maxBeats, MaxVirtualTime: maxTime, FSModel: model, OnGolden: bar.golden(),
-		Repro: func(s faults.Schedule) string { return repro(*seed, s) },
-	})
+	ho := harness.Options{Name: t.Name, Seed: *seed, OnGolden: bar.golden(), Repro: func(s faults.Schedule) string { return repro(*seed, s) }}
+	id.ApplyCase(&ho)
+	rn, err := harness.NewRunnerContext(c.ctx, t.New, ho)
 	bar.end()
 	if err != nil {
 		return targetError(err)
