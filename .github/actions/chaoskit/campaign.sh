@@ -18,7 +18,8 @@ finish() {
 	0) ;;
 	1) echo "::error title=chaoskit::the gate failed, or a case did (exit 1)" ;;
 	2) echo "::error title=chaoskit::a usage or input error (exit 2): the line above names it" ;;
-	3) echo "::error title=chaoskit::a case could not be decided (exit 3)" ;;
+	3) echo "::error title=chaoskit::a case could not be decided, or a fault kind asked for had no case (exit 3)" ;;
+	130 | 143) echo "::error title=chaoskit::stopped by a signal (exit $rc): the journal is kept; chaoskit run --resume continues it" ;;
 	*) echo "::error title=chaoskit::chaoskit failed (exit $rc)" ;;
 	esac
 	if [ -n "${GITHUB_OUTPUT:-}" ]; then
