@@ -191,20 +191,31 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 func (c *Campaign) runners(ctx context.Context, o Options) ([]*harness.Runner, error) {
 	var runners []*harness.Runner
 	for _, t := range c.Targets {
-		ho := o.Options
-		ho.Name = t.Name
-		repro := t.Repro
-		if repro == nil {
-			repro = func(seed uint64, s faults.Schedule) string { return ReplayCommand(t.Name, seed, s) }
-		}
-		ho.Repro = func(s faults.Schedule) string { return repro(o.Seed, s) }
-		rn, err := harness.NewRunnerContext(ctx, t.New, ho)
+		rn, err := NewRunner(ctx, t, o)
 		if err != nil {
-			return nil, &TargetError{Target: t.Name, Err: err}
+			return nil, err
 		}
 		runners = append(runners, rn)
 	}
 	return runners, nil
+}
+
+// NewRunner records target t's golden runs under ctx, as every way in does (a campaign, a
+// replay, a benchmark, a go test): the runner is named for t, and a case's replay command is t's
+// (Target.Repro) with o's seed, or ReplayCommand. Its error is a *TargetError naming t.
+func NewRunner(ctx context.Context, t Target, o Options) (*harness.Runner, error) {
+	ho := o.Options
+	ho.Name = t.Name
+	repro := t.Repro
+	if repro == nil {
+		repro = func(seed uint64, s faults.Schedule) string { return ReplayCommand(t.Name, seed, s) }
+	}
+	ho.Repro = func(s faults.Schedule) string { return repro(o.Seed, s) }
+	rn, err := harness.NewRunnerContext(ctx, t.New, ho)
+	if err != nil {
+		return nil, &TargetError{Target: t.Name, Err: err}
+	}
+	return rn, nil
 }
 
 // Listed is a case of a campaign before it runs, as List gives it.

@@ -72,7 +72,9 @@ func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options)
 	if opts.Repro == nil {
 		opts.Repro = goTestCommand(t.Name(), opts.Seed)
 	}
-	rn, err := harness.NewRunner(newTarget, opts.Options)
+	repro := opts.Repro
+	target := campaign.Target{Name: opts.Name, New: newTarget, Repro: func(_ uint64, s faults.Schedule) string { return repro(s) }}
+	rn, err := campaign.NewRunner(context.Background(), target, opts)
 	if err != nil {
 		t.Fatalf("chaoskit: %v", err)
 	}

@@ -32,7 +32,7 @@ type run struct {
 	sched     faults.Schedule
 	fired     []int // the beat each fault fired at, or -1
 	disk      *faults.Disk
-	world     *World
+	world     *world
 	clock     *faults.Clock
 	rec       *recorder  // set while recording a golden run
 	pcg       *rand.PCG  // the scheduler's seeded source...

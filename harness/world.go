@@ -136,10 +136,10 @@ type Message struct {
 	Seq   int // its position on the topic, from 0
 }
 
-// World is the outside world of a run: tools, what they have applied, their memory of keys,
+// world is the outside world of a run: tools, what they have applied, their memory of keys,
 // the lease service, the topics, the model. It survives every crash. Every change to it is
 // logged, so that its state at any beat of a golden run can be rebuilt.
-type World struct {
+type world struct {
 	tools   map[string]Tool
 	applied map[string]int   // applications per tool, to number replies
 	byKey   map[string]keyed // tool + key -> first reply
@@ -172,8 +172,8 @@ type scheduled struct {
 	call *worldOp // or a call to apply (late)
 }
 
-func newWorld(tools []Tool) *World {
-	w := &World{tools: map[string]Tool{}}
+func newWorld(tools []Tool) *world {
+	w := &world{tools: map[string]Tool{}}
 	w.reset()
 	for _, t := range tools {
 		if t.Name == "" {
@@ -191,7 +191,7 @@ func newWorld(tools []Tool) *World {
 }
 
 // tool returns the declared tool of that name; an undeclared tool is a misuse and panics.
-func (w *World) tool(name string) Tool {
+func (w *world) tool(name string) Tool {
 	t, ok := w.tools[name]
 	if !ok {
 		panic(fmt.Sprintf("harness: call to undeclared tool %q (declare it in the target's Tools method)", name))
@@ -243,14 +243,14 @@ type worldOp struct {
 }
 
 // do logs op and performs it.
-func (w *World) do(op worldOp) (Reply, Lease, error) {
+func (w *world) do(op worldOp) (Reply, Lease, error) {
 	if !w.counted {
 		w.log = append(w.log, op)
 	}
 	return w.exec(op)
 }
 
-func (w *World) exec(op worldOp) (Reply, Lease, error) {
+func (w *world) exec(op worldOp) (Reply, Lease, error) {
 	switch op.kind {
 	case wCall:
 		r, err := w.apply(op)
@@ -273,7 +273,7 @@ func (w *World) exec(op worldOp) (Reply, Lease, error) {
 }
 
 // apply performs a tool call at op.at.
-func (w *World) apply(op worldOp) (Reply, error) {
+func (w *world) apply(op worldOp) (Reply, error) {
 	c, t := op.call, w.tool(op.call.Tool)
 	if t.Contract == ReadOnly {
 		return Reply{ID: c.Tool}, nil
@@ -323,7 +323,7 @@ func (w *World) apply(op worldOp) (Reply, error) {
 }
 
 // lease performs a lease operation at op.at.
-func (w *World) lease(op worldOp) (Lease, error) {
+func (w *world) lease(op worldOp) (Lease, error) {
 	cur, held := w.leases[op.name]
 	live := held && op.at.Before(cur.Expires)
 	switch op.kind {
@@ -351,7 +351,7 @@ func (w *World) lease(op worldOp) (Lease, error) {
 }
 
 // schedule queues a change, keeping the queue ordered by due time, then by scheduling order.
-func (w *World) schedule(s scheduled) {
+func (w *world) schedule(s scheduled) {
 	w.seq++
 	s.seq = w.seq
 	i := len(w.pending)
@@ -364,7 +364,7 @@ func (w *World) schedule(s scheduled) {
 }
 
 // next returns when the next scheduled change is due.
-func (w *World) next() (time.Time, bool) {
+func (w *world) next() (time.Time, bool) {
 	if len(w.pending) == 0 {
 		return time.Time{}, false
 	}
@@ -372,7 +372,7 @@ func (w *World) next() (time.Time, bool) {
 }
 
 // fire performs the changes due by now.
-func (w *World) fire(now time.Time) {
+func (w *world) fire(now time.Time) {
 	for len(w.pending) > 0 && !w.pending[0].at.After(now) {
 		s := w.pending[0]
 		w.pending = w.pending[1:]
@@ -388,21 +388,21 @@ func (w *World) fire(now time.Time) {
 
 // settle performs every change still scheduled, as the world goes on after a run ends: a call
 // that outlived its caller's deadline lands whether or not anyone is still waiting for it.
-func (w *World) settle() {
+func (w *world) settle() {
 	if len(w.pending) > 0 {
 		w.do(worldOp{kind: wAdvance, at: w.pending[len(w.pending)-1].at})
 	}
 }
 
 // reset empties the world of everything but its tools.
-func (w *World) reset() {
+func (w *world) reset() {
 	w.applied, w.byKey, w.byRef, w.fence = map[string]int{}, map[string]keyed{}, map[string]Reply{}, map[string]uint64{}
 	w.leases, w.topics = map[string]Lease{}, map[string][]Message{}
 }
 
 // replay returns a new world in the state w was in after its first n changes.
-func (w *World) replay(n int) *World {
-	r := &World{tools: w.tools}
+func (w *world) replay(n int) *world {
+	r := &world{tools: w.tools}
 	r.reset()
 	for _, op := range w.log[:n] {
 		r.do(op)
@@ -411,4 +411,4 @@ func (w *World) replay(n int) *World {
 }
 
 // Effects returns every application of a side effect so far, in order.
-func (w *World) Effects() []oracle.Effect { return append([]oracle.Effect(nil), w.effects...) }
+

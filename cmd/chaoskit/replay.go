@@ -94,18 +94,14 @@ func runReplay(c *cli, args []string) error {
 		return err
 	}
 	t = withReplayFlags(t, id.ReplayFlags())
-	repro := t.Repro
-	if repro == nil {
-		repro = func(seed uint64, s faults.Schedule) string { return campaign.ReplayCommand(t.Name, seed, s) }
-	}
 	s, err := faults.ParseSchedule(*schedule)
 	if err != nil {
 		return usagef("--schedule: %v", err)
 	}
 	bar := c.progress()
-	ho := harness.Options{Name: t.Name, Seed: *seed, OnGolden: bar.golden(), Repro: func(s faults.Schedule) string { return repro(*seed, s) }}
-	id.ApplyCase(&ho)
-	rn, err := harness.NewRunnerContext(c.ctx, t.New, ho)
+	o := campaign.Options{Options: harness.Options{Seed: *seed, OnGolden: bar.golden()}}
+	id.ApplyCase(&o.Options)
+	rn, err := campaign.NewRunner(c.ctx, t, o)
 	bar.end()
 	if err != nil {
 		return targetError(err)
