@@ -411,4 +411,3 @@ func (w *world) replay(n int) *world {
 }
 
 // Effects returns every application of a side effect so far, in order.
-
