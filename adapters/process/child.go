@@ -3,6 +3,7 @@ package process
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,31 +15,68 @@ import (
 // tailBytes is how much of a command's output a failure quotes.
 const tailBytes = 2048
 
-// child is a running command: the leader of its own process group.
+// child is a running command: the leader of its own process group, with every process it
+// starts (see descendants).
 type child struct {
 	cmd     *exec.Cmd
+	name    string // its name for the reaper, and its cgroup's
 	out     *tail
+	all     *descendants
 	exited  chan struct{} // closed once the command has exited and been reaped
 	waitErr error
 	killed  bool // chaoskit killed it
 	mu      sync.Mutex
 }
 
-// startChild starts argv in a process group of its own, with env added to chaoskit's
-// environment, and records the group with the reaper.
-func startChild(argv []string, dir string, env []string) (*child, error) {
-	c := &child{out: &tail{}, exited: make(chan struct{})}
-	c.cmd = exec.Command(argv[0], argv[1:]...)
-	c.cmd.Dir = dir
-	c.cmd.Env = append(os.Environ(), env...)
-	c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
-	c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	c.cmd.WaitDelay = time.Second // a grandchild that keeps the output open cannot hold up Wait
-	if err := c.cmd.Start(); err != nil {
+// command is a command for startChild to start.
+type command struct {
+	argv   []string
+	dir    string    // its working directory; "" for chaoskit's
+	env    []string  // added to chaoskit's environment
+	name   string    // its name for the reaper and its cgroup's, unique in chaoskit's directory
+	marker string    // marks its processes (see descendants)
+	stdout io.Writer // where its standard output goes; nil for the tail of its output
+}
+
+// startChild starts a command in a process group and a cgroup of its own, with its marker in
+// its environment (see descendants), and records it with the reaper.
+func startChild(cmd command) (*child, error) {
+	argv, marker := cmd.argv, cmd.marker
+	all, err := newDescendants(cmd.name, marker)
+	if err != nil {
+		return nil, err
+	}
+	c := &child{name: cmd.name, out: &tail{}, all: all, exited: make(chan struct{})}
+	start := func() error {
+		c.cmd = exec.Command(argv[0], argv[1:]...)
+		c.cmd.Dir = cmd.dir
+		c.cmd.Env = append(append(os.Environ(), cmd.env...), envMarker+"="+marker)
+		c.cmd.Stdout, c.cmd.Stderr = c.out, c.out
+		if cmd.stdout != nil {
+			c.cmd.Stdout = cmd.stdout
+		}
+		c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		c.all.attach(c.cmd.SysProcAttr)
+		c.cmd.WaitDelay = time.Second // a grandchild that keeps the output open cannot hold up Wait
+		register(c.name, c.all.record(0))
+		err := c.cmd.Start()
+		c.all.started()
+		if err == nil {
+			register(c.name, c.all.record(c.cmd.Process.Pid))
+		}
+		return err
+	}
+	err = start()
+	if err != nil && all.cgroup != "" && startedOutsideCgroups(err) {
+		all.kill() // the cgroup would not take it (clone3 refused): track it by its marker
+		c.all = &descendants{marker: marker}
+		err = start()
+	}
+	if err != nil {
+		c.all.kill()
+		unregister(c.name)
 		return nil, fmt.Errorf("starting %s: %w", strings.Join(argv, " "), err)
 	}
-	pgid := c.cmd.Process.Pid
-	register(pgid)
 	go func() {
 		err := c.cmd.Wait()
 		c.mu.Lock()
@@ -49,19 +87,32 @@ func startChild(argv []string, dir string, env []string) (*child, error) {
 	return c, nil
 }
 
-// kill SIGKILLs the command's whole process group and waits until the command has been reaped.
+// startedOutsideCgroups reports whether a command that failed to start in a cgroup with err
+// might start outside it: clone3 or its cgroup refused, not the command.
+func startedOutsideCgroups(err error) bool {
+	return errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) ||
+		errors.Is(err, syscall.EBUSY) || errors.Is(err, syscall.EOPNOTSUPP)
+}
+
+// kill SIGKILLs the command and every process it started, and waits until the command has
+// been reaped and the others are gone.
 func (c *child) kill() {
 	pgid := c.cmd.Process.Pid
 	c.mu.Lock()
 	c.killed = true
 	c.mu.Unlock()
-	syscall.Kill(-pgid, syscall.SIGKILL)
+	if c.all.cgroup == "" { // a cgroup holds the group too, and cannot be reused as a pgid can
+		syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	gone := c.all.kill()
 	select {
 	case <-c.exited:
-	case <-time.After(10 * time.Second): // a process in uninterruptible sleep; the reaper will see to it
+	case <-time.After(killTimeout): // a process in uninterruptible sleep; the reaper will see to it
+		gone = false
 	}
-	syscall.Kill(-pgid, syscall.SIGKILL) // what the leader left behind
-	unregister(pgid)
+	if gone {
+		unregister(c.name)
+	}
 }
 
 // err returns why the command failed once it has exited on its own, or nil for exit status 0.

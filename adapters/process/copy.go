@@ -2,11 +2,9 @@ package process
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -130,16 +128,21 @@ func runState(t *Target, fsys afero.Fs) (any, error) {
 	if err := copyIn(fsys, state); err != nil {
 		return nil, fmt.Errorf("copying the disk for the state command: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), stateTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, t.StateArgv[0], t.StateArgv[1:]...)
-	cmd.Dir = t.Dir
-	cmd.Env = append(append(os.Environ(), t.Env...), EnvStateDir+"="+state)
 	var stdout bytes.Buffer
-	stderr := &tail{}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("state command %s: %w; its output ends: %q", strings.Join(t.StateArgv, " "), err, stderr.String())
+	c, err := startChild(command{argv: t.StateArgv, dir: t.Dir, env: append(append([]string(nil), t.Env...), EnvStateDir+"="+state),
+		name: filepath.Base(dir), marker: newToken(), stdout: &stdout})
+	if err != nil {
+		return nil, fmt.Errorf("state command: %w", err)
+	}
+	select {
+	case <-c.exited:
+		c.kill() // what it left running
+	case <-time.After(stateTimeout):
+		c.kill()
+		return nil, fmt.Errorf("state command %s did not finish in %s; its output ends: %q", strings.Join(t.StateArgv, " "), stateTimeout, c.out.String())
+	}
+	if err := c.err(); err != nil {
+		return nil, fmt.Errorf("state command %s: %w", strings.Join(t.StateArgv, " "), err)
 	}
 	doc, err := decode(stdout.Bytes())
 	if err != nil {

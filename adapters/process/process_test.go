@@ -180,6 +180,7 @@ func TestBadTargets(t *testing.T) {
 	}{
 		{"exit3", `exited with status 3; its output ends: "boom: the configuration is missing"`},
 		{"noconnect", "hung: no beat for 1s"},
+		{"exit0", "the command exited without connecting to chaoskit: a harness connects to $CHAOSKIT_SOCKET with a client of the protocol (PROTOCOL.md: Python ck = chaoskit.connect()"},
 		{"hang", "hung: no beat for 1s"},
 		{"flood", "requests in a row without a beat"},
 		{"malformed", "sent a malformed request"},
@@ -203,6 +204,11 @@ func TestBadTargets(t *testing.T) {
 	}
 	_, err := newRunner(t, process.Target{Argv: []string{"/no/such/command"}}, harness.Options{Name: "missing"})
 	if err == nil || !strings.Contains(err.Error(), "starting /no/such/command") {
+		t.Fatalf("err = %v", err)
+	}
+	noDir := child("correct")
+	noDir.Dir = "/no/such/dir"
+	if err := noDir.Validate(); err == nil || err.Error() != "process.Target: working directory: stat /no/such/dir: no such file or directory" {
 		t.Fatalf("err = %v", err)
 	}
 }

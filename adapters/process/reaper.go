@@ -69,6 +69,7 @@ func root() (string, error) {
 			err = os.WriteFile(filepath.Join(dir, "owner"), []byte(strconv.Itoa(os.Getpid())), 0o600)
 		}
 		if err == nil {
+			cgroupDir = makeCgroupBase(dir)
 			err = startReaper(dir)
 		}
 		if err != nil {
@@ -118,6 +119,7 @@ var reaperPipe *os.File
 // owner is gone or a zombie.
 func reap(dir string) {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	cgroup := recordedCgroup(dir) // now: dir may be gone by the time the owner is
 	eof := make(chan struct{})
 	go func() {
 		io.Copy(io.Discard, os.NewFile(3, "parent"))
@@ -129,11 +131,11 @@ func reap(dir string) {
 	for {
 		select {
 		case <-eof:
-			clean(dir)
+			clean(dir, cgroup)
 			return
 		case <-tick.C:
 			if owner > 0 && gone(owner) {
-				clean(dir)
+				clean(dir, cgroup)
 				return
 			}
 		}
@@ -170,25 +172,28 @@ func gone(pid int) bool {
 	return false
 }
 
-// clean kills the process groups recorded under dir, unmounts what is mounted under it (the
-// state directories of processes on a FUSE disk), and removes it.
-func clean(dir string) {
+// clean kills the commands recorded under dir (their process groups, cgroups and marked
+// processes) and whatever is left in the cgroup directory cgroup, unmounts what is mounted under
+// dir (the state directories of processes on a FUSE disk), and removes it.
+func clean(dir, cgroup string) {
 	groups, _ := os.ReadDir(filepath.Join(dir, "groups"))
 	for _, g := range groups {
-		if pgid, err := strconv.Atoi(g.Name()); err == nil && pgid > 1 {
-			syscall.Kill(-pgid, syscall.SIGKILL)
+		if rec, err := os.ReadFile(filepath.Join(dir, "groups", g.Name())); err == nil {
+			killRecorded(string(rec))
 		}
 	}
+	removeCgroups(cgroup)
 	fusefs.Cleanup(dir) // mounts left by a process that could not unmount, aborted first
 	os.RemoveAll(dir)
 }
 
-// register records a command's process group for the reaper; unregister forgets it.
-func register(pgid int) {
-	os.WriteFile(filepath.Join(rootDir, "groups", strconv.Itoa(pgid)), nil, 0o600)
+// register records for the reaper how to find the processes of the command called name (see
+// descendants.record); unregister forgets them.
+func register(name, rec string) {
+	os.WriteFile(filepath.Join(rootDir, "groups", name), []byte(rec), 0o600)
 }
 
-func unregister(pgid int) { os.Remove(filepath.Join(rootDir, "groups", strconv.Itoa(pgid))) }
+func unregister(name string) { os.Remove(filepath.Join(rootDir, "groups", name)) }
 
 // removeStale removes the roots of chaoskit processes that are gone, and whose reaper did not
 // clean up after them.
@@ -196,7 +201,8 @@ func removeStale() {
 	dirs, _ := filepath.Glob(filepath.Join(tempBase(), "chaoskit-*"))
 	for _, dir := range dirs {
 		if pid := ownerOf(dir); pid > 0 && gone(pid) { // 0: not one of ours, or not finished being made
-			clean(dir)
+			clean(dir, recordedCgroup(dir))
 		}
 	}
+	removeStaleCgroups()
 }

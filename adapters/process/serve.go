@@ -53,6 +53,7 @@ type proc struct {
 	sentDone bool
 	refused  string // the reason of a refuse request
 	idle     int
+	fsOps    int // the mount's operations run
 
 	stopOnce sync.Once
 	stopErr  error
@@ -70,9 +71,7 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 		return nil, fmt.Errorf("process: %w", err)
 	}
 	p.state, p.sock = filepath.Join(p.dir, "state"), filepath.Join(p.dir, "sock")
-	var tok [16]byte
-	rand.Read(tok[:])
-	p.token = hex.EncodeToString(tok[:])
+	p.token = newToken()
 	if err := p.prepare(); err != nil {
 		os.RemoveAll(p.dir)
 		return nil, err
@@ -82,9 +81,10 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 		p.cleanup()
 		return nil, fmt.Errorf("process: listening on %s: %w", p.sock, err)
 	}
-	vars := []string{EnvSocket + "=" + p.sock, EnvToken + "=" + p.token, EnvProtocol + "=" + strconv.Itoa(Version),
+	vars := []string{EnvSocket + "=" + p.sock, EnvProtocol + "=" + strconv.Itoa(Version),
 		EnvStateDir + "=" + p.state, EnvAttempt + "=" + strconv.Itoa(env.Attempt()), EnvWorker + "=" + strconv.Itoa(env.Worker())}
-	if p.child, err = startChild(t.Argv, t.Dir, append(append([]string(nil), t.Env...), vars...)); err != nil {
+	cmd := command{argv: t.Argv, dir: t.Dir, env: append(append([]string(nil), t.Env...), vars...), name: filepath.Base(p.dir), marker: p.token}
+	if p.child, err = startChild(cmd); err != nil { // the token is the marker: CHAOSKIT_TOKEN
 		p.ln.Close()
 		p.unmount()
 		p.cleanup()
@@ -92,6 +92,13 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 	}
 	go p.accept()
 	return p, nil
+}
+
+// newToken returns a new random token.
+func newToken() string {
+	var tok [16]byte
+	rand.Read(tok[:])
+	return hex.EncodeToString(tok[:])
 }
 
 // unwrap returns the filesystem under the fault layer's, for copying outside any beat.
@@ -237,6 +244,7 @@ func (p *proc) serve(ctx context.Context) (any, error) {
 				return nil, err
 			}
 		case o := <-p.fsops:
+			p.fsOps++
 			o.op()
 			close(o.done)
 		case err := <-p.helloErr:
@@ -260,7 +268,26 @@ func (p *proc) serve(ctx context.Context) (any, error) {
 	if err := p.child.err(); err != nil {
 		return nil, err
 	}
+	if p.env.Attempt() == 0 && !p.connected() && p.fsOps == 0 {
+		return nil, errNoConnection
+	}
 	return p.result, nil
+}
+
+// errNoConnection fails a first process that exits without having connected or touched its
+// FUSE disk: chaoskit saw nothing it did (a program that is not a harness, or one that forgot
+// its client). A command that only works on files is a target on a FUSE disk, whose every file
+// operation is a beat; later processes may exit at once on their own (a restart that finds the
+// work done).
+var errNoConnection = errors.New("the command exited without connecting to chaoskit: a harness connects to $" + EnvSocket +
+	" with a client of the protocol (PROTOCOL.md: Python ck = chaoskit.connect(), JavaScript await connect(), Go client.Connect()), " +
+	"makes its requests through it (call, model, sleep, mark after each durable step) and ends with done")
+
+// connected reports whether the command's hello was accepted.
+func (p *proc) connected() bool {
+	p.connMu.Lock()
+	defer p.connMu.Unlock()
+	return p.conn != nil
 }
 
 // handle answers one request. It returns an error for a request that fails the process.

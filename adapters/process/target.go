@@ -3,6 +3,7 @@ package process
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -108,6 +109,13 @@ var fuseAvailable = sync.OnceValue(fusefs.Available)
 func (t Target) Validate() error {
 	if len(t.Argv) == 0 || t.Argv[0] == "" {
 		return fmt.Errorf("process.Target: no command (Argv is empty)")
+	}
+	if t.Dir != "" {
+		if fi, err := os.Stat(t.Dir); err != nil {
+			return fmt.Errorf("process.Target: working directory: %w", err)
+		} else if !fi.IsDir() {
+			return fmt.Errorf("process.Target: working directory %s is not a directory", t.Dir)
+		}
 	}
 	switch t.Disk {
 	case "", Plain:

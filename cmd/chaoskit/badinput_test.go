@@ -95,6 +95,8 @@ func TestBadInput(t *testing.T) {
 		{append(run, "--tool", "po=read-only"), "--tool describes an --exec target, and there is none"},
 		{append(run, "--disk", "plain"), "--disk describes an --exec target, and there is none"}, // given, though the default
 		{[]string{"run", "--exec", "/no/such/command", "--out", dir}, "starting /no/such/command"},
+		{[]string{"run", "--exec", "python3 app.py", "--dir", "/no/such/dir", "--out", dir}, "working directory: stat /no/such/dir: no such file or directory"},
+		{[]string{"run", "--exec", "true", "--out", dir}, "the command exited without connecting to chaoskit: a harness connects to $CHAOSKIT_SOCKET with a client of the protocol (PROTOCOL.md"},
 		{[]string{"replay", "--exec", "true", "--target", "reference", "--schedule", "kill@1"}, "give --target or --exec, not both"},
 		// Shards.
 		{append(run, "--shard", "3/2"), `--shard: shard "3/2": want I/N with 1 ≤ I ≤ N`},

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -130,6 +131,34 @@ func execTarget(cmd reports.Command) (campaign.Target, error) {
 		Command: &cmd,
 		Repro:   func(seed uint64, s faults.Schedule) string { return replayExec(cmd, seed, s) },
 	}, nil
+}
+
+// beatsAdvice adds to err, a refusal of a target as not deterministic, what lifts it for a
+// command of targets on a FUSE disk whose every file operation is a beat: --beats calls, if
+// the file operations are what differs (temporary files named at random, as git names them).
+// A *campaign.TargetError gets it in place, so that the report of the refusal says it too.
+func beatsAdvice(err error, targets []campaign.Target) error {
+	if !errors.Is(err, harness.ErrNondeterministic) {
+		return err
+	}
+	var te *campaign.TargetError
+	named := errors.As(err, &te)
+	for _, t := range targets {
+		c := t.Command
+		if c == nil || c.Disk != string(process.FUSE) || c.Beats == string(process.CallBeats) ||
+			named && te.Target != t.Name || !named && !strings.HasPrefix(err.Error(), t.Name+":") {
+			continue
+		}
+		advise := func(err error) error {
+			return fmt.Errorf("%w (if %s's file operations are what differs from run to run, as with temporary files named at random, --beats calls makes only its requests beats)", err, t.Name)
+		}
+		if named {
+			te.Err = advise(te.Err)
+			return err
+		}
+		return advise(err)
+	}
+	return err
 }
 
 // digest returns the SHA-256, in hex, of the files a command line names (its first word when it

@@ -72,6 +72,42 @@ func TestExecLeavesNothingBehind(t *testing.T) {
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	scope.Check(t)
+	noCgroupsOf(t, cmd.Process.Pid)
+}
+
+// noCgroupsOf fails the test if the chaoskit process pid left its cgroup directory (chaoskit-PID-*
+// in this process's cgroup v2 directory, where chaoskit makes one per command) once its reaper
+// has had a moment.
+func noCgroupsOf(t *testing.T, pid int) {
+	t.Helper()
+	var mnt, own string
+	if b, err := os.ReadFile("/proc/self/mountinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) > 4 && slices.Contains(f, "cgroup2") && f[slices.Index(f, "-")+1] == "cgroup2" {
+				mnt = f[4]
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if p, ok := strings.CutPrefix(line, "0::"); ok {
+				own = p
+			}
+		}
+	}
+	if mnt == "" {
+		return // no cgroup v2 here: chaoskit made none
+	}
+	pattern := filepath.Join(mnt, own, fmt.Sprintf("chaoskit-%d-*", pid))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		left, _ := filepath.Glob(pattern)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cgroups left behind: %v", left)
+		}
+	}
 }
 
 // A TMPDIR too long for a Unix socket's path under it (107 bytes on Linux) is no reason to
@@ -173,6 +209,8 @@ func TestFUSEMountsAreNeverLeft(t *testing.T) {
 		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
+		// Checked after the next run, if the reaper was killed too.
+		defer noCgroupsOf(t, cmd.Process.Pid)
 		if killReaper { // nobody cleaned up: the next run does, before it starts
 			next := exec.Command(cli, "run", "--target", "reference", "--faults", "kill", "--cases", "1", "--out", filepath.Join(tmp, "next"))
 			next.Env = append(os.Environ(), "TMPDIR="+tmp, scope.Env())
@@ -246,5 +284,16 @@ func TestReplayCommandsCarryTheRestartPolicy(t *testing.T) {
 	policy := slices.Index(words, "--restart")
 	if code, out, _ := chaoskit(t, words[1:policy]...); code != exitOK {
 		t.Errorf("the same replay under the default policy: exit %d, want a pass:\n%s", code, out)
+	}
+}
+
+// A command on a FUSE disk whose file operations differ from run to run is refused as not
+// deterministic, and told that --beats calls lifts that.
+func TestNondeterministicFilesSuggestBeatsCalls(t *testing.T) {
+	needs.Err(t, fusefs.Available())
+	code, out, errOut := chaoskit(t, "run", "--exec", `sh -c 'echo x > "$CHAOSKIT_STATE_DIR/tmp.$$"'`, "--name", "tmp", "--disk", "fuse", "--faults", "kill", "--out", t.TempDir())
+	if code != exitUnknown || !strings.Contains(errOut, "tmp: target is not deterministic: two golden runs diverge at beat 0") ||
+		!strings.Contains(errOut, "(if tmp's file operations are what differs from run to run, as with temporary files named at random, --beats calls makes only its requests beats)") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 }

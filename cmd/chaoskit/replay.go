@@ -104,7 +104,7 @@ func runReplay(c *cli, args []string) error {
 	rn, err := campaign.NewRunner(c.ctx, t, o)
 	bar.end()
 	if err != nil {
-		return targetError(err)
+		return targetError(beatsAdvice(err, []campaign.Target{t}))
 	}
 	hc := rn.Run(s)
 	if hc.Interrupted() {

@@ -344,7 +344,7 @@ func (c *cli) execute(camp *campaign.Campaign, dir string, resumed *campaign.Jou
 	ro.FS, ro.Dir, ro.Resume, ro.Progress = c.fs, dir, resumed, bar.callback()
 	rep, err := camp.Run(c.ctx, ro)
 	bar.end()
-	return rep, err
+	return rep, beatsAdvice(err, camp.Targets)
 }
 
 // classify returns the error of a campaign that stopped without a report (see runCampaign),

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,7 +24,12 @@ import (
 func main() {
 	mode := flag.String("mode", "correct", "what to do")
 	dump := flag.Bool("dump-state", false, "print the durable state as JSON and exit")
+	escape := flag.String("escape", "", "first leave a process running outside the process group: setsid, double-fork or daemon")
+	mark := flag.String("mark", "", "with -mode linger: a directory to note the process's pid in, which the tests find it by (in its command line)")
 	flag.Parse()
+	if *escape != "" {
+		leave(*escape)
+	}
 	if *dump {
 		b, err := os.ReadFile(filepath.Join(os.Getenv("CHAOSKIT_STATE_DIR"), "orders.json"))
 		if errors.Is(err, os.ErrNotExist) {
@@ -35,8 +41,19 @@ func main() {
 		return
 	}
 	switch *mode {
+	case "linger": // what escape leaves running
+		if *mark != "" {
+			must(os.WriteFile(filepath.Join(*mark, strconv.Itoa(os.Getpid())), nil, 0o644))
+		}
+		time.Sleep(time.Hour)
+		return
+	case "fork-linger": // the middle of a double fork: start the lingerer and go
+		linger(os.Getenv("CHILD_ESCAPE") == "daemon")
+		return
 	case "noconnect":
 		time.Sleep(time.Hour)
+	case "exit0":
+		return
 	case "exit3":
 		fmt.Fprintln(os.Stderr, "boom: the configuration is missing")
 		os.Exit(3)
@@ -90,6 +107,52 @@ func main() {
 	default:
 		fail(fmt.Errorf("unknown mode %q", *mode))
 	}
+}
+
+// leave starts a process that leaves the command's process group and outlives the command
+// unless chaoskit kills it too, marked with $CHILD_MARK in its command line: a process in a
+// session of its own (setsid), the grandchild of a child that exited at once (double-fork, in
+// the same session), or a daemon (double-fork through a new session, its environment cleared,
+// its working directory /, its standard streams closed).
+func leave(how string) {
+	self, err := os.Executable()
+	if err != nil {
+		fail(err)
+	}
+	marks := os.Getenv("CHILD_MARK")
+	before, _ := os.ReadDir(marks)
+	switch how {
+	case "setsid":
+		linger(false)
+	case "double-fork", "daemon":
+		cmd := exec.Command(self, "-mode", "fork-linger")
+		cmd.Env = append(os.Environ(), "CHILD_ESCAPE="+how)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: how == "daemon"}
+		must(cmd.Run()) // it exits as soon as it has started the lingerer
+	default:
+		fail(fmt.Errorf("unknown -escape %q", how))
+	}
+	for { // until the lingerer has noted its pid: then a test knows one was started
+		if now, _ := os.ReadDir(marks); len(now) > len(before) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// linger starts this program's linger mode in a session of its own and does not wait for it;
+// as a daemon, with an empty environment, in /, without standard streams.
+func linger(daemon bool) {
+	self, err := os.Executable()
+	if err != nil {
+		fail(err)
+	}
+	cmd := exec.Command(self, "-mode", "linger", "-mark", os.Getenv("CHILD_MARK"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if daemon {
+		cmd.Env, cmd.Dir = []string{}, "/"
+	}
+	must(cmd.Start())
 }
 
 // checkpoint is the harness's durable state: the orders filed so far.
