@@ -12,6 +12,22 @@
 //	srv.Unmount()
 //	disk.Crash(fault, rng) // then mount a new faults.FS over disk for the next process
 //
+// # A helper process
+//
+// The kernel's side of a mount (go-fuse's server, answering /dev/fuse) and the backend that runs
+// each request on fsys can run in two processes: a helper runs ServeHelper, and the process
+// that owns fsys asks it for mounts with Helper.Mount. Each request then crosses a Unix socket
+// of the mount's own as a value (one round trip, a few microseconds, per request). What this
+// buys is a failure domain: the process that runs fsys may die at any moment (chaoskit
+// SIGKILLed in the middle of a campaign) and the kernel never waits on it, because the helper
+// sees its connection end, fails every request still waiting, unmounts (aborting the FUSE
+// connection when the mount is busy) and exits once no mount is left. The helper makes no
+// request on its own mounts and starts no process, so go-fuse's fork/exec deadlock (below)
+// cannot reach it. chaoskit's process adapter serves every FUSE disk this way.
+//
+//	ctl, theirs, _ := fusefs.HelperPair() // start a copy of the program running ServeHelper, with theirs
+//	srv, err := fusefs.NewHelper(ctl).Mount(dir, fsys, fusefs.Options{Do: sim.Do})
+//
 // # One goroutine
 //
 // Options.Do runs every call on the afero.Fs, reads and closes included: chaoskit's simulation
@@ -87,7 +103,8 @@
 // sockets (mknod: EPERM), extended attributes (ENOTSUP), fallocate (EOPNOTSUPP; glibc's
 // posix_fallocate then writes zeros), RENAME_EXCHANGE (EINVAL). sync(2) and syncfs(2) (sync(1)
 // without names) make nothing durable: the kernel sends FUSE_SYNCFS to virtiofs only, so they
-// never reach the afero.Fs; programs must fsync (sync(1) with names does: "sync file dir"). Changing O_APPEND with fcntl(F_SETFL) after open is not seen.
+// never reach the afero.Fs; programs must fsync (sync(1) with names does: "sync file dir").
+// Changing O_APPEND with fcntl(F_SETFL) after open is not seen.
 //
 // POSIX advisory locks (fcntl F_SETLK, flock) are kept by the kernel, as on a local disk: the
 // server does not ask for lock requests, so they work between all processes of this machine.

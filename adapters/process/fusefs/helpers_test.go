@@ -1,12 +1,16 @@
 package fusefs_test
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
@@ -37,12 +41,67 @@ func mount(t testing.TB, fsys afero.Fs, opts fusefs.Options) (*fusefs.Server, st
 	t.Helper()
 	needs.Err(t, fusefs.Available())
 	dir := mountDir(t)
-	srv, err := fusefs.Mount(dir, fsys, opts)
+	mount := fusefs.Mount
+	if viaHelper {
+		mount = testHelper(t).Mount
+	}
+	srv, err := mount(dir, fsys, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { unmount(t, srv) })
 	return srv, dir
+}
+
+// viaHelper makes mount serve every mount through a helper: TestThroughAHelper sets it for a
+// run of the other tests.
+var viaHelper = os.Getenv("FUSEFS_VIA_HELPER") != ""
+
+var helper struct {
+	once sync.Once
+	h    *fusefs.Helper
+	err  error
+}
+
+// testHelper returns a helper process, a copy of this test binary running ServeHelper (see
+// TestMain), started the first time. It goes when this process does.
+func testHelper(t testing.TB) *fusefs.Helper {
+	helper.once.Do(func() {
+		ctl, theirs, err := fusefs.HelperPair()
+		if err != nil {
+			helper.err = err
+			return
+		}
+		defer theirs.Close()
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "FUSEFS_SERVE_HELPER=1")
+		cmd.ExtraFiles = []*os.File{theirs}
+		cmd.Stderr = os.Stderr
+		if helper.err = cmd.Start(); helper.err != nil {
+			return
+		}
+		go cmd.Wait()
+		helper.h = fusefs.NewHelper(ctl)
+	})
+	if helper.err != nil {
+		t.Fatal(helper.err)
+	}
+	return helper.h
+}
+
+// serveHelper is the main of the helper process testHelper starts.
+func serveHelper() {
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
+	conn, err := net.FileConn(os.NewFile(3, "ctl"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		os.Exit(1)
+	}
+	if err := fusefs.ServeHelper(conn.(*net.UnixConn)); err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
 
 // unmount unmounts srv and checks that nothing is left mounted at its directory.
@@ -173,4 +232,26 @@ func canAbort() bool {
 	}
 	b, _ := os.ReadFile("/proc/self/mountinfo")
 	return strings.Contains(string(b), " - fusectl ")
+}
+
+// A mount served by a helper behaves as one served in-process: the tests of what a program sees
+// on a mount, of Do's contract, of durability, SQLite and git pass again with every mount
+// served through a helper connection (ServeHelper and Helper.Mount).
+func TestThroughAHelper(t *testing.T) {
+	needs.Err(t, fusefs.Available())
+	if viaHelper {
+		t.Skip("this run is the one through a helper")
+	}
+	run := "^(TestPOSIX|TestInjectedErrors|TestDoRunsEveryCallOnOneGoroutine|TestCrashInDoThatNeverReturns|TestCrashInDoThatReturns|" +
+		"TestPanicInFsysIsEIO|TestUnmountIsIdempotent|TestFsyncReachesTheDisk|TestKillKeepsEverything|TestRemountReadsWhatTheDiskKept|" +
+		"TestReadsComeFromTheDisk|TestSQLite|TestSQLiteLocks|TestGit|TestServeOnlyMakesNoRequestOfItsOwn)$"
+	cmd := exec.Command(os.Args[0], "-test.run", run, "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "FUSEFS_VIA_HELPER=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("through a helper: %v\n%s", err, out)
+	}
+	if passed := strings.Count(string(out), "--- PASS: Test"); passed < 15 {
+		t.Fatalf("through a helper, %d tests passed, want the 15 asked for:\n%s", passed, out)
+	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
-	"github.com/spf13/afero"
 )
 
 // node is a file or directory of the mount, known to the kernel. It holds no state of its own:
@@ -72,36 +71,37 @@ func (n *node) child(name string) (string, bool) {
 	return p + "/" + name, true
 }
 
-// typeBits returns the S_IF* bits of fi: fsys holds directories and regular files only.
-func typeBits(fi os.FileInfo) uint32 {
-	if fi.IsDir() {
+// typeBits returns the S_IF* bits of a file of mode m: fsys holds directories and regular
+// files only.
+func typeBits(m os.FileMode) uint32 {
+	if m.IsDir() {
 		return syscall.S_IFDIR
 	}
 	return syscall.S_IFREG
 }
 
 // fill describes fi to the kernel.
-func (s *Server) fill(out *fuse.Attr, fi os.FileInfo) {
-	out.Mode = typeBits(fi) | uint32(fi.Mode().Perm())
-	if fi.Mode()&os.ModeSetuid != 0 {
+func (s *Server) fill(out *fuse.Attr, fi *info) {
+	out.Mode = typeBits(fi.Mode) | uint32(fi.Mode.Perm())
+	if fi.Mode&os.ModeSetuid != 0 {
 		out.Mode |= syscall.S_ISUID
 	}
-	if fi.Mode()&os.ModeSetgid != 0 {
+	if fi.Mode&os.ModeSetgid != 0 {
 		out.Mode |= syscall.S_ISGID
 	}
-	if fi.Mode()&os.ModeSticky != 0 {
+	if fi.Mode&os.ModeSticky != 0 {
 		out.Mode |= syscall.S_ISVTX
 	}
 	// One link, also for directories: fsys keeps no count of subdirectories, and a directory
 	// link count of 1 tells find(1) and fts(3) not to infer one.
 	out.Nlink = 1
-	if size := fi.Size(); size > 0 {
-		out.Size = uint64(size)
+	if fi.Size > 0 {
+		out.Size = uint64(fi.Size)
 	}
 	out.Blocks = (out.Size + 511) / 512
 	out.Blksize = 4096
 	out.Owner = fuse.Owner{Uid: s.uid, Gid: s.gid}
-	mt := fi.ModTime()
+	mt := fi.ModTime
 	out.SetTimes(&mt, &mt, &mt)
 }
 
@@ -109,8 +109,8 @@ func (s *Server) fill(out *fuse.Attr, fi os.FileInfo) {
 // kernel already knows under that name if it is of the same type, else a new one. Reusing it
 // keeps a file's inode number, and the POSIX locks the kernel keeps on its inode, the same
 // for every process that opens it.
-func (n *node) childInode(ctx context.Context, name string, fi os.FileInfo, fresh bool) *fs.Inode {
-	mode := typeBits(fi)
+func (n *node) childInode(ctx context.Context, name string, fi *info, fresh bool) *fs.Inode {
+	mode := typeBits(fi.Mode)
 	if !fresh {
 		if ch := n.GetChild(name); ch != nil && ch.StableAttr().Mode == mode {
 			return ch
@@ -125,46 +125,33 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	if !ok {
 		return nil, syscall.ENOENT
 	}
-	var fi os.FileInfo
-	errno := n.srv.exec("lookup", func() syscall.Errno {
-		var err error
-		fi, err = n.srv.fsys.Stat(p)
-		return Errno(err)
-	})
-	if errno != 0 {
-		return nil, errno
+	r := n.srv.run(&request{Op: opStat, Path: p})
+	if r.Errno != 0 {
+		return nil, r.Errno
 	}
-	n.srv.fill(&out.Attr, fi)
-	return n.childInode(ctx, name, fi, false), 0
+	n.srv.fill(&out.Attr, r.Info)
+	return n.childInode(ctx, name, r.Info, false), 0
 }
 
-// statter is a handle that can describe its file.
-type statter interface {
-	stat() (os.FileInfo, syscall.Errno)
-}
+// handled is an open file or directory: it has a handle in the backend.
+type handled interface{ handle() uint64 }
 
 // Getattr describes n, through the open handle f if there is one (fstat of a file that was
 // unlinked or renamed while open).
 func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	var fi os.FileInfo
-	var errno syscall.Errno
-	if h, ok := f.(statter); ok {
-		fi, errno = h.stat()
+	req := &request{Op: opStat}
+	if h, ok := f.(handled); ok {
+		req.Op, req.Handle = opFstat, h.handle()
+	} else if p, ok := n.rel(); ok {
+		req.Path = p
 	} else {
-		p, ok := n.rel()
-		if !ok {
-			return syscall.ENOENT
-		}
-		errno = n.srv.exec("getattr", func() syscall.Errno {
-			var err error
-			fi, err = n.srv.fsys.Stat(p)
-			return Errno(err)
-		})
+		return syscall.ENOENT
 	}
-	if errno != 0 {
-		return errno
+	r := n.srv.run(req)
+	if r.Errno != 0 {
+		return r.Errno
 	}
-	n.srv.fill(&out.Attr, fi)
+	n.srv.fill(&out.Attr, r.Info)
 	return 0
 }
 
@@ -177,92 +164,50 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	if !named && h == nil {
 		return syscall.ENOENT
 	}
-	mode, setMode := in.GetMode()
-	uid, setUID := in.GetUID()
-	gid, setGID := in.GetGID()
-	size, setSize := in.GetSize()
-	var mtime time.Time
-	setMtime := in.Valid&fuse.FATTR_MTIME != 0
-	if setMtime {
-		mtime = time.Unix(int64(in.Mtime), int64(in.Mtimensec))
+	a := &attrChange{Named: named}
+	req := &request{Op: opSetattr, Path: p, Attr: a}
+	if h != nil {
+		req.Handle, a.HandleWrite = h.h, h.writable
+	}
+	if mode, ok := in.GetMode(); ok {
+		perm := os.FileMode(mode & 0o777)
+		if mode&syscall.S_ISUID != 0 {
+			perm |= os.ModeSetuid
+		}
+		if mode&syscall.S_ISGID != 0 {
+			perm |= os.ModeSetgid
+		}
+		if mode&syscall.S_ISVTX != 0 {
+			perm |= os.ModeSticky
+		}
+		a.Mode = &perm
+	}
+	if uid, ok := in.GetUID(); ok {
+		u := int(uid)
+		a.UID = &u
+	}
+	if gid, ok := in.GetGID(); ok {
+		g := int(gid)
+		a.GID = &g
+	}
+	if size, ok := in.GetSize(); ok {
+		sz := int64(size)
+		a.Size = &sz
+	}
+	if in.Valid&fuse.FATTR_MTIME != 0 {
 		if in.Valid&fuse.FATTR_MTIME_NOW != 0 {
-			mtime = n.srv.now()
-		}
-	}
-	var fi os.FileInfo
-	errno := n.srv.exec("setattr", func() syscall.Errno {
-		fsys := n.srv.fsys
-		if setMode {
-			if !named {
-				return syscall.ENOENT
-			}
-			perm := os.FileMode(mode & 0o777)
-			if mode&syscall.S_ISUID != 0 {
-				perm |= os.ModeSetuid
-			}
-			if mode&syscall.S_ISGID != 0 {
-				perm |= os.ModeSetgid
-			}
-			if mode&syscall.S_ISVTX != 0 {
-				perm |= os.ModeSticky
-			}
-			if err := fsys.Chmod(p, perm); err != nil {
-				return Errno(err)
-			}
-		}
-		if (setUID || setGID) && named {
-			cu, cg := -1, -1
-			if setUID {
-				cu = int(uid)
-			}
-			if setGID {
-				cg = int(gid)
-			}
-			if err := fsys.Chown(p, cu, cg); err != nil {
-				return Errno(err)
-			}
-		}
-		if setSize {
-			if errno := truncate(fsys, h, p, int64(size)); errno != 0 {
-				return errno
-			}
-		}
-		if setMtime && named {
-			// Only the modification time is kept; an access-time-only change does nothing.
-			if err := fsys.Chtimes(p, mtime, mtime); err != nil {
-				return Errno(err)
-			}
-		}
-		var err error
-		if h != nil {
-			fi, err = h.f.Stat()
+			a.MtimeNow = true
 		} else {
-			fi, err = fsys.Stat(p)
+			mtime := time.Unix(int64(in.Mtime), int64(in.Mtimensec))
+			a.Mtime = &mtime
 		}
-		return Errno(err)
-	})
-	if errno != 0 {
-		return errno
 	}
-	n.srv.fill(&out.Attr, fi)
+	r := n.srv.run(req)
+	if r.Errno != 0 {
+		return r.Errno
+	}
+	n.srv.fill(&out.Attr, r.Info)
 	return 0
-}
-
-// truncate sets the size of a file, through its open handle h if it is writable, else by path.
-func truncate(fsys afero.Fs, h *fileHandle, p string, size int64) syscall.Errno {
-	if h != nil && h.writable {
-		return Errno(h.f.Truncate(size))
-	}
-	f, err := fsys.OpenFile(p, os.O_WRONLY, 0)
-	if err != nil {
-		return Errno(err)
-	}
-	terr := f.Truncate(size)
-	cerr := f.Close()
-	if terr != nil {
-		return Errno(terr)
-	}
-	return Errno(cerr)
 }
 
 // openFlags keeps the open(2) flags that an afero.Fs understands. O_SYNC and O_DSYNC are the
@@ -279,17 +224,11 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if !ok {
 		return nil, 0, syscall.ENOENT
 	}
-	oflags := openFlags(flags)
-	var f afero.File
-	errno := n.srv.exec("open", func() syscall.Errno {
-		var err error
-		f, err = n.srv.fsys.OpenFile(p, oflags, 0)
-		return Errno(err)
-	})
-	if errno != 0 {
-		return nil, 0, errno
+	r := n.srv.run(&request{Op: opOpen, Path: p, Flags: openFlags(flags)})
+	if r.Errno != 0 {
+		return nil, 0, r.Errno
 	}
-	return n.srv.newFileHandle(f, flags), fuse.FOPEN_DIRECT_IO, 0
+	return n.srv.newFileHandle(r.Handle, flags), fuse.FOPEN_DIRECT_IO, 0
 }
 
 // Create creates and opens the file name in the directory n (open with O_CREAT of a name the
@@ -300,26 +239,13 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, syscall.ENOENT
 	}
 	oflags := openFlags(flags) | os.O_CREATE
-	var f afero.File
-	var fi os.FileInfo
-	errno := n.srv.exec("create", func() syscall.Errno {
-		var err error
-		f, err = n.srv.fsys.OpenFile(p, oflags, os.FileMode(mode&0o777))
-		if err != nil {
-			return Errno(err)
-		}
-		if fi, err = f.Stat(); err != nil {
-			f.Close()
-			return Errno(err)
-		}
-		return 0
-	})
-	if errno != 0 {
-		return nil, nil, 0, errno
+	r := n.srv.run(&request{Op: opCreate, Path: p, Flags: oflags, Mode: mode})
+	if r.Errno != 0 {
+		return nil, nil, 0, r.Errno
 	}
-	n.srv.fill(&out.Attr, fi)
-	ch := n.childInode(ctx, name, fi, oflags&os.O_EXCL != 0)
-	return ch, n.srv.newFileHandle(f, flags), fuse.FOPEN_DIRECT_IO, 0
+	n.srv.fill(&out.Attr, r.Info)
+	ch := n.childInode(ctx, name, r.Info, oflags&os.O_EXCL != 0)
+	return ch, n.srv.newFileHandle(r.Handle, flags), fuse.FOPEN_DIRECT_IO, 0
 }
 
 // Mkdir creates the directory name in n.
@@ -328,50 +254,31 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if !ok {
 		return nil, syscall.ENOENT
 	}
-	var fi os.FileInfo
-	errno := n.srv.exec("mkdir", func() syscall.Errno {
-		if err := n.srv.fsys.Mkdir(p, os.FileMode(mode&0o777)); err != nil {
-			return Errno(err)
-		}
-		var err error
-		fi, err = n.srv.fsys.Stat(p)
-		return Errno(err)
-	})
-	if errno != 0 {
-		return nil, errno
+	r := n.srv.run(&request{Op: opMkdir, Path: p, Mode: mode})
+	if r.Errno != 0 {
+		return nil, r.Errno
 	}
-	n.srv.fill(&out.Attr, fi)
-	return n.childInode(ctx, name, fi, true), 0
+	n.srv.fill(&out.Attr, r.Info)
+	return n.childInode(ctx, name, r.Info, true), 0
 }
 
 // remove removes the entry name of n, which must be a directory (rmdir) or must not (unlink).
-func (n *node) remove(what, name string, dir bool) syscall.Errno {
+func (n *node) remove(name string, dir bool) syscall.Errno {
 	p, ok := n.child(name)
 	if !ok {
 		return syscall.ENOENT
 	}
-	return n.srv.exec(what, func() syscall.Errno {
-		fi, err := n.srv.fsys.Stat(p)
-		switch {
-		case err != nil:
-			return Errno(err)
-		case dir && !fi.IsDir():
-			return syscall.ENOTDIR
-		case !dir && fi.IsDir():
-			return syscall.EISDIR
-		}
-		return Errno(n.srv.fsys.Remove(p))
-	})
+	return n.srv.run(&request{Op: opRemove, Path: p, Dir: dir}).Errno
 }
 
 // Unlink removes the file name from n.
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
-	return n.remove("unlink", name, false)
+	return n.remove(name, false)
 }
 
 // Rmdir removes the empty directory name from n.
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
-	return n.remove("rmdir", name, true)
+	return n.remove(name, true)
 }
 
 // The renameat2 flags.
@@ -396,14 +303,7 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if !ok1 || !ok2 {
 		return syscall.ENOENT
 	}
-	return n.srv.exec("rename", func() syscall.Errno {
-		if flags&renameNoReplace != 0 {
-			if _, err := n.srv.fsys.Stat(to); err == nil {
-				return syscall.EEXIST
-			}
-		}
-		return Errno(n.srv.fsys.Rename(from, to))
-	})
+	return n.srv.run(&request{Op: opRename, Path: from, To: to, Flags: int(flags)}).Errno
 }
 
 // Link fails with EPERM: fsys (a faults.Disk) has no hard links, and EPERM is what link(2)
@@ -435,16 +335,11 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, 
 	if !ok {
 		return nil, 0, syscall.ENOENT
 	}
-	var f afero.File
-	errno := n.srv.exec("opendir", func() syscall.Errno {
-		var err error
-		f, err = n.srv.fsys.Open(p)
-		return Errno(err)
-	})
-	if errno != 0 {
-		return nil, 0, errno
+	r := n.srv.run(&request{Op: opOpendir, Path: p})
+	if r.Errno != 0 {
+		return nil, 0, r.Errno
 	}
-	return &dirHandle{srv: n.srv, node: n, f: f}, 0, 0
+	return &dirHandle{srv: n.srv, node: n, h: r.Handle}, 0, 0
 }
 
 // Statfs describes a roomy filesystem: fsys has no size, and a full disk is a fault the

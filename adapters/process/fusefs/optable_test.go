@@ -24,6 +24,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv("FUSEFS_SERVE_HELPER") != "" { // the helper process of TestThroughAHelper's run
+		serveHelper()
+	}
 	if os.Getenv("FUSEFS_HELPER_MOUNT") != "" { // a helper process: see TestHelperProcess
 		os.Exit(m.Run())
 	}

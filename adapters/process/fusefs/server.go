@@ -64,18 +64,21 @@ type Options struct {
 	ServeOnly bool
 }
 
-// Server serves an afero.Fs at a mount point. Unmount it when done, also when a test fails.
+// Server serves an afero.Fs at a mount point: in this process (Mount), or in a helper process
+// whose requests this one runs (Helper.Mount). Unmount it when done, also when a test fails.
 type Server struct {
-	dir  string
-	fsys afero.Fs
-	do   func(op func())
-	now  func() time.Time
-	uid  uint32
-	gid  uint32
+	dir string
+	uid uint32
+	gid uint32
+	// run runs a request of the kernel's side: through Do on the backend (Mount), or over the
+	// connection to the process that runs the backend (in a helper).
+	run func(*request) reply
 
-	fuse    *fuse.Server
+	fuse    *fuse.Server  // the kernel's side, if this process serves it
 	conn    uint32        // the FUSE connection's number, for aborting it
 	closing chan struct{} // closed by Unmount: every request still waiting fails with EIO
+
+	exp *export // the backend's side of a mount a helper serves
 
 	unmountOnce sync.Once
 	unmountErr  error
@@ -96,45 +99,80 @@ func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 	if fsys == nil {
 		panic("fusefs: Mount with a nil fsys")
 	}
+	abs, err := mountPoint(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := newServer(abs, opts)
+	b, do := newBackend(traced(fsys, opts.Trace), opts.Now), doer(opts.Do)
+	s.run = func(r *request) reply {
+		var rep reply
+		errno := runOp(r.Op.String(), do, s.closing, s.recordPanic, func() syscall.Errno {
+			rep = b.do(r)
+			return rep.Errno
+		})
+		if errno != 0 {
+			return reply{Errno: errno}
+		}
+		return rep
+	}
+	if err := s.serve(abs, opts); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// mountPoint returns the absolute path of dir, an existing empty directory to mount on, or an
+// error saying what it is instead.
+func mountPoint(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("fusefs: mount point %s: %w", dir, err)
+		return "", fmt.Errorf("fusefs: mount point %s: %w", dir, err)
 	}
 	ents, err := os.ReadDir(abs)
 	if errors.Is(err, syscall.ENOTCONN) {
-		return nil, fmt.Errorf("fusefs: mount point %s is a stale mount left by a dead server; fusefs.Cleanup removes it: %w", abs, err)
+		return "", fmt.Errorf("fusefs: mount point %s is a stale mount left by a dead server; fusefs.Cleanup removes it: %w", abs, err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("fusefs: mount point: %w", err)
+		return "", fmt.Errorf("fusefs: mount point: %w", err)
 	}
 	if len(ents) > 0 {
-		return nil, fmt.Errorf("fusefs: mount point %s is not empty", abs)
+		return "", fmt.Errorf("fusefs: mount point %s is not empty", abs)
 	}
-	s := &Server{
-		dir:     abs,
-		fsys:    fsys,
-		do:      opts.Do,
-		now:     opts.Now,
-		uid:     uint32(os.Geteuid()),
-		gid:     uint32(os.Getegid()),
-		closing: make(chan struct{}),
-	}
-	if s.do == nil {
-		s.do = func(op func()) { op() }
-	}
-	if s.now == nil {
-		s.now = time.Now
-	}
+	return abs, nil
+}
+
+// newServer returns a server, not yet serving, of a mount at dir.
+func newServer(dir string, opts Options) *Server {
+	s := &Server{dir: dir, uid: uint32(os.Geteuid()), gid: uint32(os.Getegid()), closing: make(chan struct{})}
 	if opts.UID != nil {
 		s.uid = *opts.UID
 	}
 	if opts.GID != nil {
 		s.gid = *opts.GID
 	}
-	if opts.Trace != nil {
-		s.fsys = &tracedFs{base: fsys, trace: opts.Trace}
-	}
+	return s
+}
 
+// traced returns fsys, reporting its calls to trace if it is not nil.
+func traced(fsys afero.Fs, trace func(Call)) afero.Fs {
+	if trace == nil {
+		return fsys
+	}
+	return &tracedFs{base: fsys, trace: trace}
+}
+
+// doer returns do, or for nil a Do that runs op at once.
+func doer(do func(op func())) func(op func()) {
+	if do == nil {
+		return func(op func()) { op() }
+	}
+	return do
+}
+
+// serve mounts dir and serves the kernel's requests with s.run until Unmount.
+func (s *Server) serve(abs string, opts Options) error {
+	var err error
 	direct := os.Geteuid() == 0 && hasCapSysAdmin()
 	zero := time.Duration(0)
 	fsOpts := &fs.Options{
@@ -170,7 +208,7 @@ func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 		// forever. Hold ForkLock for reading, as package syscall asks of code that creates
 		// descriptors not yet close-on-exec, until the descriptor is marked.
 		syscall.ForkLock.RLock()
-		srv, err = serve(abs, root, fsOpts, opts.ServeOnly)
+		srv, err = serveRoot(abs, root, fsOpts, opts.ServeOnly)
 		if err == nil {
 			closeFuseOnExec()
 		}
@@ -182,19 +220,19 @@ func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 		}
 	}
 	if !direct {
-		srv, err = serve(abs, root, fsOpts, opts.ServeOnly) // fusermount3 hands over a close-on-exec descriptor
+		srv, err = serveRoot(abs, root, fsOpts, opts.ServeOnly) // fusermount3 hands over a close-on-exec descriptor
 	}
 	if err != nil {
-		return nil, fmt.Errorf("fusefs: mount %s: %w (%s)", abs, err, oneLine(Available()))
+		return fmt.Errorf("fusefs: mount %s: %w (%s)", abs, err, oneLine(Available()))
 	}
 	s.fuse = srv
 	s.conn = connection(abs)
-	return s, nil
+	return nil
 }
 
-// serve mounts root at dir and starts serving it: as fs.Mount does, waiting for the kernel's
+// serveRoot mounts root at dir and starts serving it: as fs.Mount does, waiting for the kernel's
 // handshake and answering go-fuse's probe, unless serveOnly (Options.ServeOnly).
-func serve(dir string, root fs.InodeEmbedder, opts *fs.Options, serveOnly bool) (*fuse.Server, error) {
+func serveRoot(dir string, root fs.InodeEmbedder, opts *fs.Options, serveOnly bool) (*fuse.Server, error) {
 	if !serveOnly {
 		return fs.Mount(dir, root, opts)
 	}
@@ -239,6 +277,9 @@ func (s *Server) Dir() string { return s.dir }
 // tell users to run SQLite with PRAGMA locking_mode=EXCLUSIVE (WAL without shared memory) or
 // PRAGMA journal_mode=DELETE.
 func (s *Server) SharedMaps() bool {
+	if s.exp != nil {
+		return s.exp.sharedMaps()
+	}
 	return s.fuse.KernelSettings().Flags64()&fuse.CAP_DIRECT_IO_ALLOW_MMAP != 0
 }
 
@@ -257,7 +298,12 @@ func (s *Server) SharedMaps() bool {
 func (s *Server) Unmount() error {
 	s.unmountOnce.Do(func() {
 		close(s.closing)
-		err := s.detach()
+		var err error
+		if s.exp != nil {
+			err = s.exp.unmount()
+		} else {
+			err = s.detach()
+		}
 		s.panicMu.Lock()
 		s.unmountErr = errors.Join(err, s.panicErr)
 		s.panicMu.Unlock()
@@ -344,12 +390,13 @@ type call struct {
 
 func (c *call) signal() { c.once.Do(func() { close(c.done) }) }
 
-// exec runs fn, the fsys calls of one request, through Do, and returns fn's errno, or EIO if
-// fn did not return (it crashed, Do gave up on it, or the server is closing). fn must keep its
-// results in its own variables: the caller reads them only after a nil errno.
-func (s *Server) exec(what string, fn func() syscall.Errno) syscall.Errno {
+// runOp runs fn, the fsys calls of one request, through do, and returns fn's errno, or EIO if
+// fn did not return (it crashed, do gave up on it, or closing closed first). A panic of fn is
+// answered EIO and handed to panicked. fn must keep its results in its own variables: the
+// caller reads them only after a nil errno.
+func runOp(what string, do func(op func()), closing <-chan struct{}, panicked func(what string, r any), fn func() syscall.Errno) syscall.Errno {
 	select {
-	case <-s.closing:
+	case <-closing:
 		return syscall.EIO
 	default:
 	}
@@ -361,7 +408,7 @@ func (s *Server) exec(what string, fn func() syscall.Errno) syscall.Errno {
 		defer c.signal() // also when fn leaves through runtime.Goexit
 		defer func() {
 			if r := recover(); r != nil {
-				s.recordPanic(what, r)
+				panicked(what, r)
 			}
 		}()
 		errno := fn()
@@ -369,13 +416,13 @@ func (s *Server) exec(what string, fn func() syscall.Errno) syscall.Errno {
 		c.state.Store(returned)
 	}
 	go func() {
-		s.do(run)
+		do(run)
 		c.state.CompareAndSwap(pending, abandoned)
 		c.signal()
 	}()
 	select {
 	case <-c.done:
-	case <-s.closing:
+	case <-closing:
 		c.state.CompareAndSwap(pending, abandoned)
 	}
 	if c.state.Load() == returned {
