@@ -31,6 +31,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	process.Init()
 	code := m.Run()
 	if tmpDir != "" {
 		os.RemoveAll(tmpDir)

@@ -29,6 +29,13 @@ import (
 	"github.com/chaoskit/chaoskit/oracle"
 )
 
+// TestMain lets chaoskit run its helpers (the reaper, the FUSE disks' server) as copies of this
+// test binary.
+func TestMain(m *testing.M) {
+	process.Init()
+	os.Exit(m.Run())
+}
+
 // install is what installs the example's Node packages.
 const install = "cd adapters/langgraph && npm_config_nodedir=/usr npm ci"
 

@@ -5,81 +5,134 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
-	"strings"
-	"time"
+	"slices"
 
 	"github.com/spf13/afero"
 )
 
+// A process on a plain disk works in a real directory: the disk's files are copied into it when
+// the process starts, and what it holds is copied back into the disk before each of the
+// process's beats and when it ends. So at every beat the disk holds what a kill there would
+// leave (the page cache outlives the process), and a kill's crash state can be derived from the
+// golden recording like any other.
+
 // copyIn writes the tree of src into the directory dir.
 func copyIn(src afero.Fs, dir string) error {
-	return afero.Walk(src, "/", func(p string, fi fs.FileInfo, err error) error {
-		if err != nil || p == "/" {
-			return err
-		}
-		dst := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(p, "/")))
-		if fi.IsDir() {
-			return os.Mkdir(dst, fi.Mode().Perm()|0o700)
-		}
-		b, err := afero.ReadFile(src, p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, fi.Mode().Perm()|0o600)
-	})
-}
-
-// copyOut replaces the tree of dst with that of the directory dir, and fsyncs all of it: what a
-// killed process wrote survives. Anything but regular files and directories (a symbolic link, a
-// socket) is left out.
-func copyOut(dir string, dst afero.Fs) error {
-	top, err := afero.ReadDir(dst, "/")
+	t, err := readTree(src)
 	if err != nil {
 		return err
 	}
-	for _, fi := range top {
-		if err := dst.RemoveAll("/" + fi.Name()); err != nil {
+	return t.write(dir)
+}
+
+// syncOut makes dst hold what the directory dir holds, fsynced: it writes the files that differ,
+// makes the directories that are missing, removes what dir no longer has, and fsyncs the
+// directories whose entries changed. Anything but regular files and directories (a symbolic
+// link, a socket) is left out.
+func syncOut(dir string, dst afero.Fs) error {
+	want, err := readDir(dir)
+	if err != nil {
+		return fmt.Errorf("copying %s back to the disk: %w", dir, err)
+	}
+	have, err := readTree(dst)
+	if err != nil {
+		return fmt.Errorf("copying %s back to the disk: %w", dir, err)
+	}
+	wanted := make(map[string]*treeEntry, len(want))
+	for i := range want {
+		wanted[want[i].path] = &want[i]
+	}
+	had := make(map[string]*treeEntry, len(have))
+	for i := range have {
+		had[have[i].path] = &have[i]
+	}
+	changed := map[string]bool{}          // directories whose entries changed
+	for i := len(have) - 1; i >= 0; i-- { // children before their directories
+		e := &have[i]
+		if w := wanted[e.path]; w == nil || w.dir != e.dir {
+			if err := dst.RemoveAll("/" + e.path); err != nil {
+				return err
+			}
+			changed[parent(e.path)] = true
+		}
+	}
+	for _, w := range want {
+		h := had[w.path]
+		if h != nil && h.dir != w.dir {
+			h = nil // removed above
+		}
+		switch {
+		case w.dir && h == nil:
+			if err := dst.Mkdir("/"+w.path, w.perm); err != nil {
+				return err
+			}
+			changed[parent(w.path)], changed[w.path] = true, true
+		case w.dir && h.perm != w.perm:
+			if err := dst.Chmod("/"+w.path, w.perm); err != nil {
+				return err
+			}
+		case !w.dir && (h == nil || !bytes.Equal(h.data, w.data) || h.perm != w.perm):
+			if err := writeSynced(dst, "/"+w.path, w.data, w.perm); err != nil {
+				return err
+			}
+			if h == nil {
+				changed[parent(w.path)] = true
+			} else if h.perm != w.perm {
+				if err := dst.Chmod("/"+w.path, w.perm); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	dirs := make([]string, 0, len(changed))
+	for d := range changed {
+		dirs = append(dirs, d)
+	}
+	slices.Sort(dirs) // the same operations in the same order every time
+	for _, d := range dirs {
+		if err := syncDir(dst, "/"+d); err != nil {
 			return err
 		}
 	}
-	var dirs []string
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+	return nil
+}
+
+// parent returns the directory of the slash-separated relative path p, "" for the root.
+func parent(p string) string {
+	if d := path.Dir(p); d != "." {
+		return d
+	}
+	return ""
+}
+
+// readDir reads the regular files and directories under the directory dir, as a tree.
+func readDir(dir string) (tree, error) {
+	var t tree
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
 			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		name := "/" + filepath.ToSlash(rel)
-		if rel == "." {
-			dirs = append(dirs, "/")
-			return nil
 		}
 		info, err := d.Info()
 		if err != nil {
 			return err
 		}
+		rel, _ := filepath.Rel(dir, p)
+		e := treeEntry{path: filepath.ToSlash(rel), dir: d.IsDir(), perm: info.Mode().Perm()}
 		switch {
-		case d.IsDir():
-			dirs = append(dirs, name)
-			return dst.Mkdir(name, info.Mode().Perm())
+		case e.dir:
 		case info.Mode().IsRegular():
-			b, err := os.ReadFile(p)
-			if err != nil {
+			if e.data, err = os.ReadFile(p); err != nil {
 				return err
 			}
-			return writeSynced(dst, name, b, info.Mode().Perm())
+		default:
+			return nil
 		}
+		t = append(t, e)
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("copying %s back to the disk: %w", dir, err)
-	}
-	for _, d := range dirs {
-		if err := syncDir(dst, d); err != nil {
-			return err
-		}
-	}
-	return nil
+	return t, err
 }
 
 func writeSynced(fsys afero.Fs, name string, b []byte, perm fs.FileMode) error {
@@ -105,48 +158,4 @@ func syncDir(fsys afero.Fs, name string) error {
 	err = d.Sync()
 	d.Close()
 	return err
-}
-
-// stateTimeout bounds a state command.
-const stateTimeout = time.Minute
-
-// runState runs t.StateArgv on a copy of fsys and decodes the JSON it prints.
-func runState(t *Target, fsys afero.Fs) (any, error) {
-	root, err := root()
-	if err != nil {
-		return nil, err
-	}
-	dir, err := os.MkdirTemp(root, "s")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	state := filepath.Join(dir, "state")
-	if err := os.Mkdir(state, 0o700); err != nil {
-		return nil, err
-	}
-	if err := copyIn(fsys, state); err != nil {
-		return nil, fmt.Errorf("copying the disk for the state command: %w", err)
-	}
-	var stdout bytes.Buffer
-	c, err := startChild(command{argv: t.StateArgv, dir: t.Dir, env: append(append([]string(nil), t.Env...), EnvStateDir+"="+state),
-		name: filepath.Base(dir), marker: newToken(), stdout: &stdout})
-	if err != nil {
-		return nil, fmt.Errorf("state command: %w", err)
-	}
-	select {
-	case <-c.exited:
-		c.kill() // what it left running
-	case <-time.After(stateTimeout):
-		c.kill()
-		return nil, fmt.Errorf("state command %s did not finish in %s; its output ends: %q", strings.Join(t.StateArgv, " "), stateTimeout, c.out.String())
-	}
-	if err := c.err(); err != nil {
-		return nil, fmt.Errorf("state command %s: %w", strings.Join(t.StateArgv, " "), err)
-	}
-	doc, err := decode(stdout.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("state command %s printed no JSON (%w): %.120q", strings.Join(t.StateArgv, " "), err, stdout.String())
-	}
-	return doc, nil
 }

@@ -20,6 +20,7 @@ import (
 var childBin string
 
 func TestMain(m *testing.M) {
+	process.Init()
 	dir, err := os.MkdirTemp("", "chaoskit-process-test-")
 	if err != nil {
 		panic(err)

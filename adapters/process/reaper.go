@@ -7,8 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -19,28 +17,19 @@ import (
 )
 
 // Everything a Target makes on the machine lives under one root directory per chaoskit process
-// (os.TempDir()/chaoskit-*): each process's state directory and socket, and a record of each
-// command's process group. A reaper watches over it: a copy of the running program, started
-// in a process group of its own with the read end of a pipe whose write end only this process
-// holds. When this process exits, however it exits (SIGKILL included), the pipe closes and the
-// reaper kills every process group still recorded and removes the root. A root whose owner is
-// gone and whose reaper died too is removed by the next chaoskit process to make one.
-
-// envReaper, set in the reaper's environment, names the root it watches over.
-const envReaper = "CHAOSKIT_REAPER"
+// (os.TempDir()/chaoskit-*): each process's state directory and socket, and a record of how to
+// find each command's processes (descendants.go). A reaper watches over it: a helper (see
+// Init) started in a process group of its own with the read end of a pipe whose write end only
+// this process holds. When this process exits, however it exits (SIGKILL included), the pipe
+// closes and the reaper kills every command still recorded, the FUSE helper included, detaches
+// what is still mounted and removes the root. A root whose owner is gone and whose reaper died
+// too is removed by the next chaoskit process to make one.
 
 var (
 	rootOnce sync.Once
 	rootDir  string
 	rootErr  error
 )
-
-func init() {
-	if dir := os.Getenv(envReaper); dir != "" {
-		reap(dir)
-		os.Exit(0)
-	}
-}
 
 // maxTempBase is the longest temporary directory under which a process's socket,
 // <base>/chaoskit-NNNNNNNNNN/pNNNNNNNNNN/sock, fits in the 107 bytes a Unix socket's path may
@@ -59,6 +48,9 @@ func tempBase() string {
 // root returns this process's root directory, making it and starting its reaper the first
 // time.
 func root() (string, error) {
+	if !initialized.Load() {
+		return "", errNoInit
+	}
 	rootOnce.Do(func() {
 		removeStale()
 		dir, err := os.MkdirTemp(tempBase(), "chaoskit-")
@@ -83,26 +75,17 @@ func root() (string, error) {
 
 // startReaper starts the reaper of dir and leaves it the read end of a pipe.
 func startReaper(dir string) error {
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), envReaper+"="+dir)
-	cmd.ExtraFiles = []*os.File{r}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a ^C to chaoskit's group must not take it too
-	if err := cmd.Start(); err != nil {
-		r.Close()
+	_, err = startHelper("reaper", []string{dir}, r)
+	r.Close()
+	if err != nil {
 		w.Close()
 		return err
 	}
-	r.Close()
 	reaperPipe = w // held open, never written: it closes when this process exits
-	go cmd.Wait()
 	return nil
 }
 
@@ -118,7 +101,6 @@ var reaperPipe *os.File
 // reaper also watches the owner's pid, and cleans up (aborting the connections) as soon as the
 // owner is gone or a zombie.
 func reap(dir string) {
-	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	cgroup := recordedCgroup(dir) // now: dir may be gone by the time the owner is
 	eof := make(chan struct{})
 	go func() {

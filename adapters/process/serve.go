@@ -120,9 +120,10 @@ func (p *proc) prepare() error {
 			fsys = p.disk // no operation a beat: storage faults fire at requests
 		}
 		var err error
-		// ServeOnly: chaoskit never touches the mount itself, only the command does, so that
-		// chaoskit, killed, never waits on its own mount.
-		p.srv, err = fusefs.Mount(p.state, fsys, fusefs.Options{Do: p.onLoop, Now: p.env.Now, ServeOnly: true})
+		// The FUSE helper serves the mount, and forwards each request here, where it runs on
+		// the serve loop: if chaoskit dies, the helper's connection ends and it fails what is
+		// left, so that nothing ever waits on a dead process.
+		p.srv, err = mountFUSE(p.state, fsys, fusefs.Options{Do: p.onLoop, Now: p.env.Now})
 		if err != nil {
 			return fmt.Errorf("process: mounting the disk on %s: %w", p.state, err)
 		}
@@ -316,8 +317,13 @@ func (p *proc) handle(ctx context.Context, line []byte) error {
 // request that fails the process.
 func (p *proc) do(ctx context.Context, req *request) (response, error) {
 	env := p.env
-	if beat := req.Op != "now" && req.Op != "messages" && req.Op != "random" && req.Op != "refuse"; beat {
+	if beat := req.Op != "now" && req.Op != "messages" && req.Op != "random" && req.Op != "refuse" && req.Op != "done"; beat {
 		p.idle = 0
+		if p.srv == nil { // a plain disk: the disk holds at this beat what a kill here leaves
+			if err := syncOut(p.state, p.disk); err != nil {
+				return response{}, err
+			}
+		}
 	} else if p.idle++; p.idle > maxIdle {
 		return response{}, fmt.Errorf("the command made %d requests in a row without a beat (a busy loop? wait with sleep or await)", maxIdle)
 	}
@@ -532,7 +538,7 @@ func (p *proc) stop() {
 			if err := p.srv.Unmount(); err != nil {
 				p.stopErr = fmt.Errorf("process: %w", err)
 			}
-		} else if err := copyOut(p.state, p.disk); err != nil {
+		} else if err := syncOut(p.state, p.disk); err != nil {
 			p.stopErr = err
 		}
 		p.cleanup()
@@ -547,8 +553,21 @@ func (p *proc) unmount() {
 	}
 }
 
-// cleanup removes the process's directory.
-func (p *proc) cleanup() { os.RemoveAll(p.dir) }
+// cleanup removes the process's directory, unless something is still mounted in it (an unmount
+// failed): the reaper, which aborts and detaches mounts first, removes it then.
+func (p *proc) cleanup() {
+	if err := removeUnmounted(p.dir); err != nil && p.stopErr == nil {
+		p.stopErr = err
+	}
+}
+
+// removeUnmounted removes the directory dir, unless a FUSE disk is still mounted under it.
+func removeUnmounted(dir string) error {
+	if left, err := fusefs.Mounts(dir); len(left) > 0 || err != nil {
+		return fmt.Errorf("process: %s is left for the reaper: still mounted: %v %v", dir, left, err)
+	}
+	return os.RemoveAll(dir)
+}
 
 // canonical re-encodes a call's arguments with sorted keys, so that the same effect written
 // with its keys in another order is the same effect.

@@ -79,9 +79,10 @@ const (
 // Tools returns t.ToolList.
 func (t Target) Tools() []harness.Tool { return t.ToolList }
 
-// Limits says what a Plain target cannot do: its file operations are not beats, so only a
-// kill applies among the storage faults, a crash state cannot be rebuilt from the golden
-// recording, and workers cannot share its state directory.
+// Limits says what a Plain target cannot do: its file operations are not beats, so only a kill
+// applies among the storage faults, and workers cannot share its state directory. (A kill's
+// crash state is rebuilt from the golden recording: the state directory is copied back to the
+// disk before each of the process's beats.)
 func (t Target) Limits() harness.Limits {
 	if t.Disk == FUSE {
 		if t.Beats != CallBeats {
@@ -91,7 +92,7 @@ func (t Target) Limits() harness.Limits {
 		return harness.Limits{Unsupported: map[faults.Kind]string{faults.DiskFull: why, faults.FsyncFail: why}}
 	}
 	why := "the state directory is a copy (--disk plain): chaoskit does not see the command's writes; use --disk fuse"
-	l := harness.Limits{NoDerive: true, OneWorker: "workers cannot share a copied state directory; use --disk fuse", Unsupported: map[faults.Kind]string{}}
+	l := harness.Limits{OneWorker: "workers cannot share a copied state directory; use --disk fuse", Unsupported: map[faults.Kind]string{}}
 	for _, k := range faults.StorageKinds() {
 		if k != faults.Kill {
 			l.Unsupported[k] = why

@@ -229,11 +229,11 @@ func TestFUSEMountsAreNeverLeft(t *testing.T) {
 // reapers returns the pids of the reapers watching over directories under tmp.
 func reapers(tmp string) []int {
 	var pids []int
-	envs, _ := filepath.Glob("/proc/[0-9]*/environ")
-	for _, e := range envs {
-		b, err := os.ReadFile(e)
-		if err == nil && bytes.Contains(b, []byte("CHAOSKIT_REAPER="+tmp)) {
-			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(e))); err == nil {
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, c := range cmdlines {
+		b, err := os.ReadFile(c)
+		if err == nil && bytes.Contains(b, []byte("\x00__chaoskit-helper\x00reaper\x00"+tmp+"/")) {
+			if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(c))); err == nil {
 				pids = append(pids, pid)
 			}
 		}

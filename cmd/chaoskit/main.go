@@ -30,6 +30,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/spf13/afero"
@@ -110,6 +111,7 @@ func init() {
 }
 
 func main() {
+	process.Init() // chaoskit's helpers are copies of it: the reaper, the FUSE disks' server
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

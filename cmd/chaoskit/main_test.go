@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
 )
@@ -104,6 +105,7 @@ func campaignDir(t *testing.T, args ...string) fixture {
 }
 
 func TestMain(m *testing.M) {
+	process.Init()
 	code := m.Run()
 	if fixtures.root != "" {
 		os.RemoveAll(fixtures.root)

@@ -1,0 +1,39 @@
+package process_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+)
+
+// The state command runs once per distinct disk: every case of the correct child's kill campaign
+// ends with the golden run's files, so after the golden runs it never runs again; the act-then-
+// save child's cases end with other files (an order filed twice), each shown to it once.
+func TestStateCommandRunsOncePerDisk(t *testing.T) {
+	for _, tc := range []struct {
+		mode string
+		want func(cases, dumps int) bool
+	}{
+		{"correct", func(cases, dumps int) bool { return dumps == 1 }},
+		{"act-then-save", func(cases, dumps int) bool { return dumps > 1 && dumps < 1+cases }},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			log := filepath.Join(t.TempDir(), "dumps")
+			tg := child(tc.mode)
+			tg.Env = []string{"CHILD_DUMP_LOG=" + log}
+			rn, err := newRunner(t, tg, harness.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cases := len(explore(t, rn, faults.Kill))
+			b, _ := os.ReadFile(log)
+			if dumps := bytes.Count(b, []byte("\n")); !tc.want(cases, dumps) {
+				t.Errorf("the state command ran %d times for two golden runs and %d cases", dumps, cases)
+			}
+		})
+	}
+}
