@@ -1,6 +1,7 @@
 package process
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -161,4 +162,35 @@ func dur(field string, ms int64) (time.Duration, error) {
 		return 0, fmt.Errorf("%s %d is not a duration chaoskit takes (0 to %d ms, a year)", field, ms, int64(maxMs))
 	}
 	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// canonical re-encodes a call's arguments with sorted keys, so that the same effect written
+// with its keys in another order is the same effect.
+func canonical(raw json.RawMessage) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		return json.RawMessage("null"), nil
+	}
+	v, err := decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(v)
+	return b, err
+}
+
+// decode decodes JSON, keeping numbers as they were written.
+func decode(raw json.RawMessage) (any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("more than one JSON value")
+	}
+	return v, nil
 }

@@ -1,0 +1,121 @@
+package process
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/spf13/afero"
+)
+
+// bridge is how one process's state directory reaches chaoskit's disk: a FUSE mount of it, each
+// of whose operations runs on the serve loop (every mutating one a beat), or a real directory
+// holding a copy of it, copied back before each beat and at the end (copy.go).
+type bridge struct {
+	t     *Target
+	env   *harness.Env
+	disk  afero.Fs // the disk itself, outside the fault layer: what a plain disk copies in and out
+	state string   // the state directory the command sees
+	srv   *fusefs.Server
+	fsops chan fsop     // the mount's operations, for the serve loop to run
+	dead  chan struct{} // closed once the process is stopping: the mount runs nothing more
+	ops   int           // the mount's operations run
+}
+
+// unwrap returns the filesystem under the fault layer's, for copying outside any beat.
+func unwrap(fsys afero.Fs) afero.Fs {
+	if f, ok := fsys.(*faults.FS); ok {
+		return f.Unwrap()
+	}
+	return fsys
+}
+
+// bridgeTo makes the state directory state: the disk mounted (FUSE), or a copy of it (plain).
+func bridgeTo(t *Target, env *harness.Env, state string) (*bridge, error) {
+	b := &bridge{t: t, env: env, disk: unwrap(env.FS()), state: state, fsops: make(chan fsop), dead: make(chan struct{})}
+	if err := os.Mkdir(state, 0o700); err != nil {
+		return nil, fmt.Errorf("process: %w", err)
+	}
+	if t.Disk != FUSE {
+		if err := copyIn(b.disk, state); err != nil {
+			return nil, fmt.Errorf("process: copying the disk into %s: %w", state, err)
+		}
+		return b, nil
+	}
+	fsys := env.FS() // every operation a beat
+	if t.Beats == CallBeats {
+		fsys = b.disk // no operation a beat: storage faults fire at requests
+	}
+	// The FUSE helper serves the mount, and forwards each request here, where it runs on the
+	// serve loop: if chaoskit dies, the helper's connection ends and it fails what is left, so
+	// that nothing ever waits on a dead process.
+	var err error
+	if b.srv, err = mountFUSE(state, fsys, fusefs.Options{Do: b.onLoop, Now: env.Now}); err != nil {
+		return nil, fmt.Errorf("process: mounting the disk on %s: %w", state, err)
+	}
+	return b, nil
+}
+
+// atBeat runs before each beat of the process: on a plain disk, it copies the state directory
+// back, so that the disk holds at this beat what a kill here leaves.
+func (b *bridge) atBeat() error {
+	if b.srv != nil {
+		return nil
+	}
+	return syncOut(b.state, b.disk)
+}
+
+// run runs one operation of the mount; the serve loop calls it.
+func (b *bridge) run(o fsop) {
+	b.ops++
+	o.op()
+	close(o.done)
+}
+
+// stopping makes the mount run nothing more: an operation the dying command left waiting
+// fails, and the command can die.
+func (b *bridge) stopping() {
+	select {
+	case <-b.dead:
+	default:
+		close(b.dead)
+	}
+}
+
+// close unmounts the state directory (FUSE) or copies it back to the disk (plain), once the
+// command is dead.
+func (b *bridge) close() error {
+	b.stopping()
+	if b.srv != nil {
+		if err := b.srv.Unmount(); err != nil {
+			return fmt.Errorf("process: %w", err)
+		}
+		return nil
+	}
+	return syncOut(b.state, b.disk)
+}
+
+// fsop is one filesystem operation of the mount, for the serve loop to run.
+type fsop struct {
+	op   func()
+	done chan struct{}
+}
+
+// onLoop runs op, a filesystem operation of the mount, on the goroutine that runs the process
+// (the serve loop), where every Env call is made, and returns when it has run. If the process
+// is stopping, or op crashed it (ending the serve loop's goroutine), onLoop returns without
+// waiting: the mount answers EIO.
+func (b *bridge) onLoop(op func()) {
+	o := fsop{op: op, done: make(chan struct{})}
+	select {
+	case b.fsops <- o:
+	case <-b.dead:
+		return
+	}
+	select {
+	case <-o.done:
+	case <-b.dead:
+	}
+}
