@@ -63,16 +63,25 @@ type request struct {
 	Append bool   // write: at the end of the file (O_APPEND)
 	Sync   bool   // write: followed by an fsync (O_SYNC, O_DSYNC)
 	Dir    bool   // remove: the entry must be a directory (rmdir), else must not be
-	Attr   *attrChange
+	Attr   attrChange
 }
 
-// attrChange is what a setattr changes, through the open Handle if it is not 0.
+// attrChange is what a setattr changes, through the open Handle if it is not 0. Each value
+// comes with a flag saying it is set: a request crosses a helper's connection in gob, which
+// leaves out zero values, so that a pointer to a zero (truncate to 0, chown to root) would
+// arrive as no change at all.
 type attrChange struct {
 	Named       bool // the node is still in a directory: Path names it
-	Mode        *os.FileMode
-	UID, GID    *int
-	Size        *int64
-	Mtime       *time.Time
+	SetMode     bool
+	Mode        os.FileMode
+	SetUID      bool
+	UID         int
+	SetGID      bool
+	GID         int
+	SetSize     bool
+	Size        int64
+	SetMtime    bool
+	Mtime       time.Time
 	MtimeNow    bool // utimensat(UTIME_NOW): the backend's now
 	HandleWrite bool // Handle is open for writing (ftruncate through it)
 }
@@ -80,7 +89,7 @@ type attrChange struct {
 // reply is the backend's answer to a request.
 type reply struct {
 	Errno   syscall.Errno
-	Info    *info    // stat, fstat, setattr, create, mkdir
+	Info    info     // stat, fstat, setattr, create, mkdir
 	Handle  uint64   // open, create, opendir
 	Data    []byte   // read
 	N       int      // write: the bytes written
@@ -94,8 +103,8 @@ type info struct {
 	ModTime time.Time
 }
 
-func infoOf(fi os.FileInfo) *info {
-	return &info{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()}
+func infoOf(fi os.FileInfo) info {
+	return info{Size: fi.Size(), Mode: fi.Mode(), ModTime: fi.ModTime()}
 }
 
 // dirent is an entry of a directory.
@@ -285,41 +294,41 @@ func (b *backend) setattr(r *request) reply {
 			return reply{Errno: syscall.EBADF}
 		}
 	}
-	if a.Mode != nil {
+	if a.SetMode {
 		if !a.Named {
 			return reply{Errno: syscall.ENOENT}
 		}
-		if err := fsys.Chmod(r.Path, *a.Mode); err != nil {
+		if err := fsys.Chmod(r.Path, a.Mode); err != nil {
 			return reply{Errno: Errno(err)}
 		}
 	}
-	if (a.UID != nil || a.GID != nil) && a.Named {
+	if (a.SetUID || a.SetGID) && a.Named {
 		cu, cg := -1, -1
-		if a.UID != nil {
-			cu = *a.UID
+		if a.SetUID {
+			cu = a.UID
 		}
-		if a.GID != nil {
-			cg = *a.GID
+		if a.SetGID {
+			cg = a.GID
 		}
 		if err := fsys.Chown(r.Path, cu, cg); err != nil {
 			return reply{Errno: Errno(err)}
 		}
 	}
-	if a.Size != nil {
+	if a.SetSize {
 		var errno syscall.Errno
 		if h != nil && a.HandleWrite {
-			errno = Errno(h.Truncate(*a.Size))
+			errno = Errno(h.Truncate(a.Size))
 		} else {
-			errno = truncatePath(fsys, r.Path, *a.Size)
+			errno = truncatePath(fsys, r.Path, a.Size)
 		}
 		if errno != 0 {
 			return reply{Errno: errno}
 		}
 	}
-	if (a.Mtime != nil || a.MtimeNow) && a.Named {
+	if (a.SetMtime || a.MtimeNow) && a.Named {
 		mtime := b.now()
 		if !a.MtimeNow {
-			mtime = *a.Mtime
+			mtime = a.Mtime
 		}
 		// Only the modification time is kept; an access-time-only change does nothing.
 		if err := fsys.Chtimes(r.Path, mtime, mtime); err != nil {

@@ -88,7 +88,7 @@ func (s *Server) fstat(h uint64, out *fuse.AttrOut) syscall.Errno {
 	if r.Errno != 0 {
 		return r.Errno
 	}
-	s.fill(&out.Attr, r.Info)
+	s.fill(&out.Attr, &r.Info)
 	return 0
 }
 

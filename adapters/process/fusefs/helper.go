@@ -46,11 +46,25 @@ type frame struct {
 	Yes  bool
 }
 
-// mountSpec is what the helper needs to mount: the mount point and the options of its side.
+// mountSpec is what the helper needs to mount: the mount point and the options of its side
+// (with flags for what is set: gob leaves out zero values, a uid 0 among them).
 type mountSpec struct {
-	Dir      string
-	UID, GID *uint32
-	Debug    bool
+	Dir            string
+	SetUID, SetGID bool
+	UID, GID       uint32
+	Debug          bool
+}
+
+// options returns the options the spec gives the helper's side.
+func (m *mountSpec) options() Options {
+	o := Options{Debug: m.Debug, ServeOnly: true}
+	if m.SetUID {
+		o.UID = &m.UID
+	}
+	if m.SetGID {
+		o.GID = &m.GID
+	}
+	return o
 }
 
 // wire is one end of a mount's connection: frames in and out, each sent whole.
@@ -142,7 +156,7 @@ func serveMount(w *wire) {
 		return
 	}
 	spec := first.Spec
-	s := newServer(spec.Dir, Options{UID: spec.UID, GID: spec.GID})
+	s := newServer(spec.Dir, spec.options())
 	var (
 		mu      sync.Mutex
 		waiting = map[uint64]chan *reply{}
@@ -172,7 +186,7 @@ func serveMount(w *wire) {
 		}
 		return reply{Errno: syscall.EIO}
 	}
-	err = s.serve(spec.Dir, Options{Debug: spec.Debug, ServeOnly: true})
+	err = s.serve(spec.Dir, spec.options())
 	w.send(frame{Ctl: ctlMounted, Err: errText(err)})
 	if err != nil {
 		return
@@ -274,7 +288,14 @@ func (h *Helper) Mount(dir string, fsys afero.Fs, opts Options) (*Server, error)
 	x := &export{w: w, dir: abs, b: newBackend(traced(fsys, opts.Trace), opts.Now), do: doer(opts.Do), srv: s,
 		mounted: make(chan string, 1), unmounted: make(chan string, 1), shared: make(chan bool, 1), gone: make(chan struct{})}
 	s.exp = x
-	if err := w.send(frame{Ctl: ctlMount, Spec: &mountSpec{Dir: abs, UID: opts.UID, GID: opts.GID, Debug: opts.Debug}}); err != nil {
+	spec := &mountSpec{Dir: abs, Debug: opts.Debug}
+	if opts.UID != nil {
+		spec.SetUID, spec.UID = true, *opts.UID
+	}
+	if opts.GID != nil {
+		spec.SetGID, spec.GID = true, *opts.GID
+	}
+	if err := w.send(frame{Ctl: ctlMount, Spec: spec}); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("fusefs: mount %s: %w (%w)", abs, ErrHelperGone, err)
 	}

@@ -129,8 +129,8 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	if r.Errno != 0 {
 		return nil, r.Errno
 	}
-	n.srv.fill(&out.Attr, r.Info)
-	return n.childInode(ctx, name, r.Info, false), 0
+	n.srv.fill(&out.Attr, &r.Info)
+	return n.childInode(ctx, name, &r.Info, false), 0
 }
 
 // handled is an open file or directory: it has a handle in the backend.
@@ -151,7 +151,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	if r.Errno != 0 {
 		return r.Errno
 	}
-	n.srv.fill(&out.Attr, r.Info)
+	n.srv.fill(&out.Attr, &r.Info)
 	return 0
 }
 
@@ -164,8 +164,8 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 	if !named && h == nil {
 		return syscall.ENOENT
 	}
-	a := &attrChange{Named: named}
-	req := &request{Op: opSetattr, Path: p, Attr: a}
+	req := &request{Op: opSetattr, Path: p, Attr: attrChange{Named: named}}
+	a := &req.Attr
 	if h != nil {
 		req.Handle, a.HandleWrite = h.h, h.writable
 	}
@@ -180,33 +180,29 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 		if mode&syscall.S_ISVTX != 0 {
 			perm |= os.ModeSticky
 		}
-		a.Mode = &perm
+		a.SetMode, a.Mode = true, perm
 	}
 	if uid, ok := in.GetUID(); ok {
-		u := int(uid)
-		a.UID = &u
+		a.SetUID, a.UID = true, int(uid)
 	}
 	if gid, ok := in.GetGID(); ok {
-		g := int(gid)
-		a.GID = &g
+		a.SetGID, a.GID = true, int(gid)
 	}
 	if size, ok := in.GetSize(); ok {
-		sz := int64(size)
-		a.Size = &sz
+		a.SetSize, a.Size = true, int64(size)
 	}
 	if in.Valid&fuse.FATTR_MTIME != 0 {
 		if in.Valid&fuse.FATTR_MTIME_NOW != 0 {
 			a.MtimeNow = true
 		} else {
-			mtime := time.Unix(int64(in.Mtime), int64(in.Mtimensec))
-			a.Mtime = &mtime
+			a.SetMtime, a.Mtime = true, time.Unix(int64(in.Mtime), int64(in.Mtimensec))
 		}
 	}
 	r := n.srv.run(req)
 	if r.Errno != 0 {
 		return r.Errno
 	}
-	n.srv.fill(&out.Attr, r.Info)
+	n.srv.fill(&out.Attr, &r.Info)
 	return 0
 }
 
@@ -243,8 +239,8 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 	if r.Errno != 0 {
 		return nil, nil, 0, r.Errno
 	}
-	n.srv.fill(&out.Attr, r.Info)
-	ch := n.childInode(ctx, name, r.Info, oflags&os.O_EXCL != 0)
+	n.srv.fill(&out.Attr, &r.Info)
+	ch := n.childInode(ctx, name, &r.Info, oflags&os.O_EXCL != 0)
 	return ch, n.srv.newFileHandle(r.Handle, flags), fuse.FOPEN_DIRECT_IO, 0
 }
 
@@ -258,8 +254,8 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if r.Errno != 0 {
 		return nil, r.Errno
 	}
-	n.srv.fill(&out.Attr, r.Info)
-	return n.childInode(ctx, name, r.Info, true), 0
+	n.srv.fill(&out.Attr, &r.Info)
+	return n.childInode(ctx, name, &r.Info, true), 0
 }
 
 // remove removes the entry name of n, which must be a directory (rmdir) or must not (unlink).
