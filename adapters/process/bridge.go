@@ -1,13 +1,19 @@
 package process
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"slices"
+	"strings"
+	"syscall"
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/spf13/afero"
+	"golang.org/x/sys/unix"
 )
 
 // bridge is how one process's state directory reaches chaoskit's disk: a FUSE mount of it, each
@@ -18,6 +24,7 @@ type bridge struct {
 	env   *harness.Env
 	disk  afero.Fs // the disk itself, outside the fault layer: what a plain disk copies in and out
 	state string   // the state directory the command sees
+	fsys  afero.Fs // what the mount serves: the disk through the fault layer, or (calls) the disk
 	srv   *fusefs.Server
 	fsops chan fsop     // the mount's operations, for the serve loop to run
 	dead  chan struct{} // closed once the process is stopping: the mount runs nothing more
@@ -44,15 +51,15 @@ func bridgeTo(t *Target, env *harness.Env, state string) (*bridge, error) {
 		}
 		return b, nil
 	}
-	fsys := env.FS() // every operation a beat
+	b.fsys = env.FS() // every operation a beat
 	if t.Beats == CallBeats {
-		fsys = b.disk // no operation a beat: storage faults fire at requests
+		b.fsys = b.disk // no operation a beat: storage faults fire at requests
 	}
 	// The FUSE helper serves the mount, and forwards each request here, where it runs on the
 	// serve loop: if chaoskit dies, the helper's connection ends and it fails what is left, so
 	// that nothing ever waits on a dead process.
 	var err error
-	if b.srv, err = mountFUSE(state, fsys, fusefs.Options{Do: b.onLoop, Now: env.Now}); err != nil {
+	if b.srv, err = mountFUSE(state, b.fsys, fusefs.Options{Do: b.onLoop, Now: env.Now}); err != nil {
 		return nil, fmt.Errorf("process: mounting the disk on %s: %w", state, err)
 	}
 	return b, nil
@@ -118,4 +125,53 @@ func (b *bridge) onLoop(op func()) {
 	case <-o.done:
 	case <-b.dead:
 	}
+}
+
+// onSync makes the disk durable for a sync(2) or syncfs(2) of the command (synctrap.go), on the
+// serve loop: it fsyncs every file and directory, each fsync a beat as the command's own would
+// be. A syncfs of a descriptor outside the state directory is none of chaoskit's business.
+// It returns the errno a syncfs fails with (an injected fsync failure: EIO, as Linux reports a
+// writeback error since 5.8); sync(2) reports none.
+func (b *bridge) onSync(nr int, path string) syscall.Errno {
+	if nr == unix.SYS_SYNCFS && path != b.state && !strings.HasPrefix(path, b.state+"/") {
+		return 0
+	}
+	var err error
+	b.onLoop(func() { err = b.syncAll() })
+	if err != nil && nr == unix.SYS_SYNCFS {
+		return syscall.EIO
+	}
+	return 0
+}
+
+// syncAll fsyncs every file the mount serves, then every directory, deepest first: as sync(2)
+// writes back the files' data before it commits the directories' entries, so that a power cut
+// in the middle of it never keeps a name whose data it lost.
+func (b *bridge) syncAll() error {
+	var files, dirs []string
+	var errs []error
+	afero.Walk(b.fsys, ".", func(p string, fi fs.FileInfo, err error) error {
+		switch {
+		case err != nil:
+			errs = append(errs, err)
+		case fi.IsDir():
+			dirs = append(dirs, p)
+		default:
+			files = append(files, p)
+		}
+		return nil
+	})
+	slices.Reverse(dirs) // children before their parents, the root last
+	for _, p := range append(files, dirs...) {
+		f, err := b.fsys.Open(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if err := f.Sync(); err != nil {
+			errs = append(errs, err)
+		}
+		f.Close()
+	}
+	return errors.Join(errs...)
 }

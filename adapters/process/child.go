@@ -22,6 +22,8 @@ type child struct {
 	name    string // its name for the reaper, and its cgroup's
 	out     *tail
 	all     *descendants
+	syncs   *syncTrap     // its sync(2) and syncfs(2) calls, if it was started trapping them
+	fatal   bool          // its sync calls kill it (SIGSYS): they cannot be trapped here
 	exited  chan struct{} // closed once the command has exited and been reaped
 	waitErr error
 	killed  bool // chaoskit killed it
@@ -36,6 +38,9 @@ type command struct {
 	name   string    // its name for the reaper and its cgroup's, unique in chaoskit's directory
 	marker string    // marks its processes (see descendants)
 	stdout io.Writer // where its standard output goes; nil for the tail of its output
+	// trapSyncs starts it with its sync(2) and syncfs(2) calls handed to chaoskit (child.syncs),
+	// where this machine allows it (synctrap.go).
+	trapSyncs bool
 }
 
 // startChild starts a command in a process group and a cgroup of its own, with its marker in
@@ -59,7 +64,7 @@ func startChild(cmd command) (*child, error) {
 		c.all.attach(c.cmd.SysProcAttr)
 		c.cmd.WaitDelay = time.Second // a grandchild that keeps the output open cannot hold up Wait
 		register(c.name, c.all.record(0))
-		err := c.cmd.Start()
+		err := c.launch(cmd.trapSyncs)
 		c.all.started()
 		if err == nil {
 			register(c.name, c.all.record(c.cmd.Process.Pid))
@@ -87,6 +92,23 @@ func startChild(cmd command) (*child, error) {
 	return c, nil
 }
 
+// launch starts c.cmd, trapping its sync calls if trap is set and seccomp allows it.
+func (c *child) launch(trap bool) error {
+	if !trap {
+		return c.cmd.Start()
+	}
+	t, err := startTrapped(c.cmd)
+	var se *startError
+	switch {
+	case errors.As(err, &se):
+		return se.err
+	case err != nil: // no seccomp filter at all here: the command runs, and its syncs make nothing durable
+		return c.cmd.Start()
+	}
+	c.syncs, c.fatal = t, t == nil
+	return nil
+}
+
 // startedOutsideCgroups reports whether a command that failed to start in a cgroup with err
 // might start outside it: clone3 or its cgroup refused, not the command.
 func startedOutsideCgroups(err error) bool {
@@ -105,6 +127,9 @@ func (c *child) kill() {
 		syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 	gone := c.all.kill()
+	if c.syncs != nil {
+		c.syncs.stop()
+	}
 	select {
 	case <-c.exited:
 	case <-time.After(killTimeout): // a process in uninterruptible sleep; the reaper will see to it
@@ -125,7 +150,9 @@ func (c *child) err() error {
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() && ws.Signal() == syscall.SIGSYS && c.fatal {
+			err = errSyncUnseen
+		} else if ok && ws.Signaled() {
 			err = fmt.Errorf("killed by signal %s", ws.Signal())
 		} else {
 			err = fmt.Errorf("exited with status %d", ee.ExitCode())

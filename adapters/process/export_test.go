@@ -7,3 +7,11 @@ func TrackByMarker() (undo func()) {
 	noCgroups.Store(true)
 	return func() { noCgroups.Store(false) }
 }
+
+// FatalSyncs makes a command's sync(2) and syncfs(2) calls kill it, as on a machine without
+// seccomp user notifications, and returns what undoes it. A test that calls it must not run in
+// parallel with others.
+func FatalSyncs() (undo func()) {
+	noSyncTrap.Store(true)
+	return func() { noSyncTrap.Store(false) }
+}

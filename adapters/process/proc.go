@@ -53,12 +53,16 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 	}
 	vars := []string{EnvSocket + "=" + sock, EnvProtocol + "=" + strconv.Itoa(Version),
 		EnvStateDir + "=" + state, EnvAttempt + "=" + strconv.Itoa(env.Attempt()), EnvWorker + "=" + strconv.Itoa(env.Worker())}
-	cmd := command{argv: t.Argv, dir: t.Dir, env: append(append([]string(nil), t.Env...), vars...), name: filepath.Base(p.dir), marker: token}
+	cmd := command{argv: t.Argv, dir: t.Dir, env: append(append([]string(nil), t.Env...), vars...), name: filepath.Base(p.dir), marker: token,
+		trapSyncs: t.Disk == FUSE}
 	if p.child, err = startChild(cmd); err != nil { // the token is the marker: CHAOSKIT_TOKEN
 		p.sess.close()
 		p.disk.close()
 		p.cleanup()
 		return nil, err
+	}
+	if p.child.syncs != nil {
+		go p.child.syncs.serve(p.disk.onSync)
 	}
 	return p, nil
 }

@@ -102,8 +102,11 @@
 // and symlink fail with EPERM, the errno of a filesystem without them), device nodes, FIFOs and
 // sockets (mknod: EPERM), extended attributes (ENOTSUP), fallocate (EOPNOTSUPP; glibc's
 // posix_fallocate then writes zeros), RENAME_EXCHANGE (EINVAL). sync(2) and syncfs(2) (sync(1)
-// without names) make nothing durable: the kernel sends FUSE_SYNCFS to virtiofs only, so they
-// never reach the afero.Fs; programs must fsync (sync(1) with names does: "sync file dir").
+// without names) make nothing durable: the kernel sends FUSE_SYNCFS to virtiofs only
+// (fs/fuse/virtio_fs.c sets fc->sync_fs; Linux 6.18), and go-fuse v2.12.1 has no handler for it,
+// so they never reach the afero.Fs; programs must fsync (sync(1) with names does: "sync file
+// dir"), or the process that starts them must see the calls some other way (chaoskit's process
+// adapter traps them with seccomp).
 // Changing O_APPEND with fcntl(F_SETFL) after open is not seen.
 //
 // POSIX advisory locks (fcntl F_SETLK, flock) are kept by the kernel, as on a local disk: the
