@@ -108,17 +108,16 @@ func (p *proc) serve(ctx context.Context) (any, error) {
 	if err := p.child.err(); err != nil {
 		return nil, err
 	}
-	if p.env.Attempt() == 0 && !p.sess.connected() && p.disk.ops == 0 {
+	if !p.sess.connected() && p.disk.ops == 0 {
 		return nil, errNoConnection
 	}
 	return res, nil
 }
 
-// errNoConnection fails a first process that exits without having connected or touched its
-// FUSE disk: chaoskit saw nothing it did (a program that is not a harness, or one that forgot
-// its client). A command that only works on files is a target on a FUSE disk, whose every file
-// operation is a beat; later processes may exit at once on their own (a restart that finds the
-// work done).
+// errNoConnection fails a process that exits without having connected or touched its FUSE
+// disk: chaoskit saw nothing it did (a program that is not a harness, or one that forgot its
+// client). A command that only works on files is a target on a FUSE disk, whose every file
+// operation is a beat; a restart that finds the work done connects to say so (done).
 var errNoConnection = errors.New("the command exited without connecting to chaoskit: a harness connects to $" + EnvSocket +
 	" with a client of the protocol (PROTOCOL.md: Python ck = chaoskit.connect(), JavaScript await connect(), Go client.Connect()), " +
 	"makes its requests through it (call, model, sleep, mark after each durable step) and ends with done")
