@@ -97,6 +97,9 @@ func runBench(c *cli, args []string) error {
 		return usagef("--random-only needs --random N")
 	}
 	set := setFlags(fs)
+	if set["beats"] && !set["disk"] {
+		*ef.disk = string(process.FUSE) // --beats is for the FUSE disk; the plain one is measured without it
+	}
 	commands, err := ef.commands(set)
 	if err != nil {
 		return err
@@ -392,8 +395,12 @@ func (r *benchReport) command(c *cli, cmd reports.Command, diskGiven bool, eb ex
 		disks = disks[:1]
 		fmt.Fprintf(c.stderr, "chaoskit: bench: %s on a plain disk only: %v\n", cmd.Name, err)
 	}
+	beats := cmd.Beats
 	for _, disk := range disks {
-		cmd.Disk = disk
+		cmd.Disk, cmd.Beats = disk, beats
+		if disk == string(process.Plain) {
+			cmd.Beats = "" // on a plain disk only requests are beats anyway
+		}
 		m, err := benchOneCommand(c, cmd, eb)
 		if err != nil {
 			return err
@@ -419,7 +426,7 @@ func benchOneCommand(c *cli, cmd reports.Command, eb execBench) (benchCommand, e
 	g, _ := rn.Golden(nil)
 	m.Beats = g.Len()
 	plain := cmd
-	plain.Disk = string(process.Plain)
+	plain.Disk, plain.Beats = string(process.Plain), ""
 	plainTarget, err := execTarget(plain)
 	if err != nil {
 		return m, err

@@ -30,14 +30,14 @@ con.close()
 
 // BenchmarkSQLite100Commits compares a python3 process committing 100 SQLite transactions in a
 // plain directory (ext4 under the test's temporary directory, and tmpfs) with the same on the
-// mount (a faults.FS over a faults.Disk), with the default Do and with every call run on one
-// goroutine as chaoskit's simulation does. ns/op is the whole process; commit-ms/op the 100
-// commits alone.
+// mount (a faults.FS over a faults.Disk), with the default Do, with every call run on one
+// goroutine as chaoskit's simulation does, and so through a helper process as chaoskit serves a
+// FUSE disk. ns/op is the whole process; commit-ms/op the 100 commits alone.
 //
 //	go test -run '^$' -bench SQLite100 -benchtime 20x ./adapters/process/fusefs/
 func BenchmarkSQLite100Commits(b *testing.B) {
 	py := python(b)
-	for _, where := range []string{"ext4", "tmpfs", "fuse", "fuse-one-goroutine"} {
+	for _, where := range []string{"ext4", "tmpfs", "fuse", "fuse-one-goroutine", "helper-one-goroutine"} {
 		b.Run(where, func(b *testing.B) {
 			var dir string
 			switch where {
@@ -54,6 +54,13 @@ func BenchmarkSQLite100Commits(b *testing.B) {
 				_, dir = mount(b, faults.New(faults.NewDisk(faults.DiskOptions{}), nil), fusefs.Options{})
 			case "fuse-one-goroutine":
 				_, dir = mount(b, faults.New(faults.NewDisk(faults.DiskOptions{}), nil), fusefs.Options{Do: newSim().Do})
+			case "helper-one-goroutine": // as chaoskit serves a FUSE disk: through a helper process
+				dir = mountDir(b)
+				srv, err := testHelper(b).Mount(dir, faults.New(faults.NewDisk(faults.DiskOptions{}), nil), fusefs.Options{Do: newSim().Do})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { unmount(b, srv) })
 			}
 			var commitMs float64
 			b.ResetTimer()

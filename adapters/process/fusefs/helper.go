@@ -254,9 +254,10 @@ func NewHelper(ctl *net.UnixConn) *Helper { return &Helper{ctl: ctl} }
 const helperTimeout = 30 * time.Second
 
 // Mount has the helper mount dir, an existing empty directory, and serves fsys there from this
-// process, as Mount does; the returned Server's Unmount has the helper unmount it. Options.Do,
-// Trace and Now apply here, where fsys runs; UID, GID and Debug in the helper; the helper never
-// uses its mounts, as with ServeOnly.
+// process, as Mount does, except that requests run one at a time, in the order the kernel sent
+// them; the returned Server's Unmount has the helper unmount it. Options.Do, Trace and Now apply
+// here, where fsys runs; UID, GID and Debug in the helper; the helper never uses its mounts, as
+// with ServeOnly.
 func (h *Helper) Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 	if fsys == nil {
 		panic("fusefs: Helper.Mount with a nil fsys")
@@ -335,8 +336,11 @@ type export struct {
 	gone               chan struct{} // closed when the connection ends
 }
 
-// serve reads the helper's frames until the connection ends, running each request through Do on
-// a goroutine of its own (Do may never return: see Options.Do) and sending its reply.
+// serve reads the helper's frames until the connection ends, running each request through Do
+// and sending its reply, one request at a time in the order the helper forwarded them (a
+// goroutine per request, as a mount served in-process has, costs a few percent more and lets
+// requests overtake one another). A Do that does not return holds up the requests after it
+// until Unmount, which fails them all with EIO (see Options.Do).
 func (x *export) serve() {
 	defer close(x.gone)
 	for {
@@ -346,7 +350,7 @@ func (x *export) serve() {
 		}
 		switch {
 		case f.Req != nil:
-			go x.answer(f.ID, f.Req)
+			x.answer(f.ID, f.Req)
 		case f.Ctl == ctlMounted:
 			x.mounted <- f.Err
 		case f.Ctl == ctlUnmounted:
