@@ -278,10 +278,11 @@ func TestBratExampleObjectIDsRepeat(t *testing.T) {
 // BenchmarkBurrCaseVsBareRun alternates, in one loop, a case of the Burr example and a bare
 // run of the same command on a plain directory (harness.RunBare on a MemMapFs: no beats, no
 // faults, no state command), and reports the ratio of their times. kill: a kill case on the
-// plain disk (the golden prefix run again up to the kill, the SIGKILL, the restart on what
-// survived, the state command and the oracle); power-on-fuse: a power cut on the FUSE disk,
-// where every file operation is a beat. Each cycles through a fault at every golden beat, so it
-// measures the average case.
+// plain disk (its crash state derived from the golden recording, the recovery run on it, the
+// state command unless its disk was seen before, and the oracle); power-on-fuse: a power cut on
+// the FUSE disk, where every file operation is a beat. Each cycles through a fault at the first
+// golden beats, where the recovery does the most. (chaoskit bench --exec measures cases spread
+// over the whole golden run, against bare runs on the same disk too.)
 func BenchmarkBurrCaseVsBareRun(b *testing.B) {
 	for _, bc := range []struct {
 		name string
@@ -295,7 +296,7 @@ func BenchmarkBurrCaseVsBareRun(b *testing.B) {
 			if bc.disk == process.FUSE {
 				needs.Err(b, fusefs.Available())
 			}
-			faultCase := faultCycle(b, harness.Fresh(tg), bc.kind)
+			faultCase := faultCycle(b, harness.Fresh(tg), bc.kind, harness.Options{})
 			var caseT, bareT time.Duration
 			i := 0
 			for b.Loop() {
@@ -319,8 +320,9 @@ func BenchmarkBurrCaseVsBareRun(b *testing.B) {
 // faultCycle records the golden run of the target newTarget builds and returns a function that
 // runs the i-th case of a cycle through a fault of kind at every golden beat, failing the
 // benchmark if the case does not pass.
-func faultCycle(b *testing.B, newTarget func() harness.Target, kind faults.Kind) func(i int) *harness.Case {
-	rn, err := harness.NewRunner(newTarget, harness.Options{Name: "burr"})
+func faultCycle(b *testing.B, newTarget func() harness.Target, kind faults.Kind, opts harness.Options) func(i int) *harness.Case {
+	opts.Name = "burr"
+	rn, err := harness.NewRunner(newTarget, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -391,7 +393,8 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 // leaving the first process to the second's hello answered (kill→hello), split at the moment
 // chaoskit had killed and reaped the first and copied its state back (kill→reaped and
 // reaped→hello: a new state directory, the command started, Python's start-up, the hello). It
-// cycles through a kill at every golden beat.
+// cycles through a kill at every golden beat, re-running the prefix (NoDerive) so that a real
+// process is there to kill.
 func BenchmarkBurrKillToRestart(b *testing.B) {
 	dir := b.TempDir()
 	wrapper, log := filepath.Join(dir, "timed.py"), filepath.Join(dir, "stamps.log")
@@ -403,7 +406,7 @@ func BenchmarkBurrKillToRestart(b *testing.B) {
 	target := stampedTarget{Target: plain, ended: &stamps{at: map[string]int64{}}}
 	target.Argv = append([]string{plain.Argv[0], "-S", "-B", wrapper, client}, plain.Argv[3:]...)
 	target.Env = []string{"CHAOSKIT_BENCH_LOG=" + log}
-	killCase := faultCycle(b, harness.Fresh(target), faults.Kill)
+	killCase := faultCycle(b, harness.Fresh(target), faults.Kill, harness.Options{NoDerive: true})
 	var killToReaped, reapedToHello time.Duration
 	i := 0
 	for b.Loop() {
