@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -234,15 +233,15 @@ func TestJournalWriter(t *testing.T) {
 		t.Fatalf("journaled %d cases, want %d in order", len(got), len(want))
 	}
 
-	// The disk fills up at the first append, leaving room for one line and a bit: the error
-	// names the journal, and the line that fitted is journaled, however the cases were batched.
+	// The disk fills up at the first append, with no block free: what is left of the journal's
+	// first block holds one line and a bit. The error names the journal, and the line that
+	// fitted is journaled, however the cases were batched.
 	cases := make([]reports.Case, 10)
 	for i := range cases {
-		cases[i] = reports.Case{ID: fmt.Sprint("t:kill@", i), Index: i}
+		cases[i] = reports.Case{ID: fmt.Sprint("t:kill@", i), Index: i, Reason: strings.Repeat("r", faults.Block/2)}
 	}
-	line, _ := json.Marshal(&cases[0])
 	disk = faults.NewDisk(faults.DiskOptions{})
-	fill := &fillAt{n: 2, bytes: int64(len(line) + 10)} // the header is the first write
+	fill := &fillAt{n: 2} // the header is the first write
 	if j, err = journalCampaign(t).openJournal(RunOptions{FS: faults.New(disk, fill), Dir: "D"}); err != nil {
 		t.Fatal(err)
 	}

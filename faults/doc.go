@@ -29,8 +29,9 @@
 // # Injection
 //
 // FS wraps any afero.Fs and asks an Injector before every mutating operation (create, write,
-// truncate, fsync, rename, remove, mkdir). The injector can fail it: DiskFull makes writes past a
-// byte budget fail with ENOSPC, the first landing partially, and the disk stays full (for every
+// truncate, fsync, rename, remove, mkdir). The injector can fail it: DiskFull makes writes that
+// need more blocks than a budget leaves fail with ENOSPC, the first landing up to a block
+// boundary (a filesystem allocates whole blocks), and the disk stays full (for every
 // FS over the Disk: every process and worker, across restarts) until the fault's duration has
 // passed on the Disk's clock, or to the end; FsyncFail makes an fsync fail with
 // EIO and drops the file's dirty data, so that a retried fsync succeeds and the data is lost

@@ -461,15 +461,16 @@ func (i *injectAt) Inject(op faults.Op) *faults.Fault {
 
 func TestDiskFullWritesPartiallyThenFails(t *testing.T) {
 	d := faults.NewDisk(faults.DiskOptions{})
-	inj := &injectAt{n: 1, fault: &faults.Fault{Kind: faults.DiskFull, Bytes: 5}}
+	inj := &injectAt{n: 1, fault: &faults.Fault{Kind: faults.DiskFull, Bytes: faults.Block + 5}}
 	fsys := faults.New(d, inj)
 	f, err := fsys.Create("log") // op 0
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := f.Write([]byte("0123456789")) // op 1: the disk fills, 5 bytes fit
-	if n != 5 || !errors.Is(err, syscall_ENOSPC) || !errors.Is(err, faults.ErrInjected) {
-		t.Fatalf("Write = %d, %v; want 5, injected ENOSPC", n, err)
+	// op 1: the disk fills with a block and 5 bytes free: a whole block fits, the bytes do not.
+	n, err := f.Write([]byte("01234" + strings.Repeat(".", 2*faults.Block)))
+	if n != faults.Block || !errors.Is(err, syscall_ENOSPC) || !errors.Is(err, faults.ErrInjected) {
+		t.Fatalf("Write = %d, %v; want a block, %d, and an injected ENOSPC", n, err, faults.Block)
 	}
 	var pe *fs.PathError
 	if !errors.As(err, &pe) || pe.Path != "log" || err.Error() != "write log: no space left on device" {
@@ -481,8 +482,8 @@ func TestDiskFullWritesPartiallyThenFails(t *testing.T) {
 	if n, err := f.WriteAt([]byte("AB"), 0); n != 2 || err != nil {
 		t.Fatalf("an overwrite in place = %d, %v; want it to succeed (it needs no new space)", n, err)
 	}
-	if got := tree(t, d)["log"]; got != "AB234" {
-		t.Fatalf("log = %q, want AB234", got)
+	if got := tree(t, d)["log"]; got != "AB234"+strings.Repeat(".", faults.Block-5) {
+		t.Fatalf("log = %.12q... (%d bytes), want AB234 and the dots up to the block's end", got, len(got))
 	}
 }
 

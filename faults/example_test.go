@@ -1,6 +1,7 @@
 package faults_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 
@@ -48,7 +49,7 @@ type fillAt struct{ n int }
 func (f *fillAt) Inject(op faults.Op) *faults.Fault {
 	f.n++
 	if f.n == 3 {
-		return &faults.Fault{Kind: faults.DiskFull, Bytes: 4}
+		return &faults.Fault{Kind: faults.DiskFull, Bytes: 4} // less than a block: none fits
 	}
 	return nil
 }
@@ -57,10 +58,11 @@ func ExampleNew() {
 	fsys := faults.New(faults.NewDisk(faults.DiskOptions{}), &fillAt{})
 	f, _ := fsys.OpenFile("wal.log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644) // op 1
 	f.Write([]byte("rec1;"))                                                     // op 2
-	n, err := f.Write([]byte("rec2;"))                                           // op 3: 4 bytes fit
+	// op 3: the disk fills; the rest of the file's first block still takes bytes, no more.
+	n, err := f.Write(bytes.Repeat([]byte("r"), 5000))
 	fmt.Println(n, err)
 	// Output:
-	// 4 write wal.log: no space left on device
+	// 4091 write wal.log: no space left on device
 }
 
 // The same program under the two persistence models: a new version written to a temporary file

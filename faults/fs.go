@@ -265,8 +265,8 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, f.enospc()
 }
 
-// WriteAt writes p at off. While the disk is full, a write lands only as far as the remaining
-// budget lets the file grow and then fails with ENOSPC.
+// WriteAt writes p at off. While the disk is full, a write lands only as far as the blocks the
+// budget has left let the file grow, and then fails with ENOSPC.
 func (f *File) WriteAt(p []byte, off int64) (int, error) {
 	_, size := f.position()
 	land := f.admit(off, size, len(p))

@@ -23,9 +23,11 @@ const (
 	// Torn cuts the power while the last un-fsynced write is landing: a sector-aligned prefix of
 	// it reaches the disk, or (mode garbage) its tail reads back as garbage.
 	Torn Kind = "torn"
-	// DiskFull fills the disk at a write beat: the write lands only up to a byte budget and fails
-	// with ENOSPC, and so does every later write that needs more space (an overwrite in place
-	// still succeeds), from any process: the disk stays full across restarts and crashes, and for
+	// DiskFull fills the disk at a write beat, with a budget of bytes still free, counted in whole
+	// blocks (Block), as a filesystem allocates them: a write that needs more blocks lands up to a
+	// block boundary and fails with ENOSPC, and so does every later write that needs a block more
+	// (an overwrite in place, or a write into the rest of a file's last block, still succeeds),
+	// from any process: the disk stays full across restarts and crashes, and for
 	// every worker. Written diskfull@K:BYTES, it stays full to the end of the run; written
 	// diskfull@K:BYTES+DUR, space returns once DUR of virtual time has passed.
 	DiskFull Kind = "diskfull"
@@ -222,7 +224,7 @@ var kindTable = []KindInfo{
 		Arg: ModeArg, Modes: []string{"prefix", "garbage"}, Listed: WhereModesDiffer,
 		Summary: "power lost mid-write: the last un-fsynced write lands as a sector-aligned prefix (or, :garbage, with a garbage tail)"},
 	{Kind: DiskFull, Family: StorageFamily, On: WriteBeat, Arg: BytesArg, Lasts: true, Listed: HalfTheWrite,
-		Summary: "disk full: writes past a byte budget fail with ENOSPC, the first one landing partially; it stays full for every process, restarts included, until +DUR has passed"},
+		Summary: "disk full: writes that need more blocks than the budget leaves fail with ENOSPC, the first one landing up to a block boundary; it stays full for every process, restarts included, until +DUR has passed"},
 	{Kind: FsyncFail, Family: StorageFamily, On: SyncBeat,
 		Summary: "fsync fails with EIO and the dirty data is dropped (a retried fsync then lies)"},
 	{Kind: Corrupt, Family: StorageFamily, On: AnyBeat, Ends: ProcessScope, Disk: true,

@@ -11,12 +11,17 @@ import (
 type space struct {
 	mu     sync.Mutex
 	now    func() time.Time // the disk's clock, virtual time
+	block  int64            // the unit the disk allocates in
 	full   bool
 	budget int64     // bytes that still fit while full
 	until  time.Time // when space returns; zero: never
 }
 
-func newSpace(now func() time.Time) *space { return &space{now: now} }
+// Block is the unit in which a disk allocates room to a file (a filesystem's block, a page of
+// the page cache): a full disk fits whole blocks only.
+const Block = 4096
+
+func newSpace(now func() time.Time) *space { return &space{now: now, block: Block} }
 
 // fill fills the disk, bytes still fitting on it, until dur has passed (0: for good). A disk
 // that is full already stays as full as it is, until the later of the two ends.
@@ -46,21 +51,31 @@ func (s *space) isFull() bool {
 }
 
 // admit returns how many of the n bytes of a write at off, to a file of size bytes, fit on the
-// disk, and takes the room they need. Only growth takes room: bytes overwritten in place need
-// none. Room given back (a file truncated or removed) is not counted: on a full disk, space
-// returns when its time is up.
+// disk, and takes the room they need. Room is allocated in whole blocks, as a filesystem
+// does: the rest of the file's last block is its own already, and a write that needs more
+// takes blocks from the budget (bytes still free, counted in whole blocks), landing up to the
+// end of the last block it got, a short write that ends on a block boundary, as on Linux.
+// Bytes overwritten in place need no room. Room given back (a file truncated or removed) is not
+// counted: on a full disk, space returns when its time is up.
 func (s *space) admit(off, size int64, n int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.isFull() {
 		return n
 	}
-	if growth := max(0, off+int64(n)-size); growth <= s.budget {
-		s.budget -= growth
+	b := s.block
+	owned := (size + b - 1) / b * b // the file's blocks end here
+	end := off + int64(n)
+	if end <= owned {
 		return n
 	}
-	land := min(max(0, size+s.budget-off), int64(n))
-	s.budget = 0
+	need := (end - owned + b - 1) / b // blocks the write needs beyond those
+	if free := s.budget / b; need <= free {
+		s.budget -= need * b
+		return n
+	}
+	land := min(max(0, owned+s.budget/b*b-off), int64(n))
+	s.budget -= s.budget / b * b
 	return int(land)
 }
 

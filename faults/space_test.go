@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +37,35 @@ func appendTo(t *testing.T, fsys afero.Fs, name, b string) (int, error) {
 	return f.Write([]byte(b))
 }
 
+// A full disk fits whole blocks (faults.Block), as a filesystem allocates them: a write into the
+// rest of a file's last block needs no room, a write that needs a block more than is free lands
+// up to a block boundary, and a budget short of a block fits nothing beyond.
+func TestFullDiskFitsWholeBlocks(t *testing.T) {
+	for _, tc := range []struct {
+		budget      int64
+		size, write int // the file's size before the write, and the write's length
+		landed      int
+	}{
+		{0, 0, 1, 0},
+		{faults.Block - 1, 0, 10, 0},
+		{faults.Block, 0, 10, 10},
+		{0, 10, faults.Block - 10, faults.Block - 10},
+		{0, 10, faults.Block, faults.Block - 10},
+		{faults.Block, 10, 2 * faults.Block, 2*faults.Block - 10},
+		{faults.Block, faults.Block, 3 * faults.Block, faults.Block},
+	} {
+		d := faults.NewDisk(faults.DiskOptions{})
+		f, _ := d.Create("log")
+		f.Write(make([]byte, tc.size))
+		f.Close()
+		fsys := faults.New(d, &fillOn{fault: faults.Fault{Kind: faults.DiskFull, Bytes: tc.budget}})
+		n, err := appendTo(t, fsys, "log", strings.Repeat("x", tc.write))
+		if n != tc.landed || (n < tc.write) != (err != nil) {
+			t.Errorf("budget %d, file of %d bytes, a write of %d: %d landed (%v), want %d", tc.budget, tc.size, tc.write, n, err, tc.landed)
+		}
+	}
+}
+
 // A full disk is the disk's, not a process's: a restarted process (a new FS over the same
 // Disk), another worker, and a process after a crash all find it full. Before, each FS had its
 // own budget and a restart found space again.
@@ -43,9 +73,9 @@ func TestFullDiskStaysFullAcrossProcessesAndCrashes(t *testing.T) {
 	for _, crash := range []faults.Kind{faults.Kill, faults.Power} {
 		t.Run(string(crash), func(t *testing.T) {
 			d := faults.NewDisk(faults.DiskOptions{})
-			first := faults.New(d, &fillOn{fault: faults.Fault{Kind: faults.DiskFull, Bytes: 3}})
-			if n, err := appendTo(t, first, "log", "12345"); n != 3 || !errors.Is(err, syscall_ENOSPC) {
-				t.Fatalf("the filling write = %d, %v; want 3 bytes and ENOSPC", n, err)
+			first := faults.New(d, &fillOn{fault: faults.Fault{Kind: faults.DiskFull, Bytes: faults.Block + 3}})
+			if n, err := appendTo(t, first, "log", strings.Repeat("1", faults.Block+5)); n != faults.Block || !errors.Is(err, syscall_ENOSPC) {
+				t.Fatalf("the filling write = %d, %v; want a block and ENOSPC", n, err)
 			}
 			other := faults.New(d, nil) // another worker, at the same time
 			if n, err := appendTo(t, other, "other", "x"); n != 0 || !errors.Is(err, syscall_ENOSPC) || !errors.Is(err, faults.ErrInjected) {
@@ -96,9 +126,9 @@ func TestSpaceReturnsAfterTheDuration(t *testing.T) {
 func TestASecondFillKeepsTheLaterEnd(t *testing.T) {
 	clock := faults.NewClock(faults.Epoch)
 	d := faults.NewDisk(faults.DiskOptions{Now: clock.Now})
-	appendTo(t, faults.New(d, &fillOn{fault: faults.Fault{Kind: faults.DiskFull, Bytes: 2, Dur: time.Minute}}), "a", "x")
-	if n, _ := appendTo(t, faults.New(d, &fillOn{fault: faults.Fault{Kind: faults.DiskFull, Bytes: 100}}), "b", "yyy"); n != 1 {
-		t.Fatalf("under a second fill %d bytes landed, want the 1 left by the first", n)
+	appendTo(t, faults.New(d, &fillOn{fault: faults.Fault{Kind: faults.DiskFull, Bytes: 2 * faults.Block, Dur: time.Minute}}), "a", "x")
+	if n, _ := appendTo(t, faults.New(d, &fillOn{fault: faults.Fault{Kind: faults.DiskFull, Bytes: 100 * faults.Block}}), "b", strings.Repeat("y", 3*faults.Block)); n != faults.Block {
+		t.Fatalf("under a second fill %d bytes landed, want the block left by the first", n)
 	}
 	clock.Advance(time.Hour)
 	if full, until := d.Full(); !full || !until.IsZero() {
@@ -110,9 +140,9 @@ func TestASecondFillKeepsTheLaterEnd(t *testing.T) {
 // life; FSes over it (an FS over an FS) share it.
 func TestFSOverAnotherFilesystemKeepsItsOwnBudget(t *testing.T) {
 	mem := afero.NewMemMapFs()
-	fsys := faults.New(mem, &fillOn{fault: faults.Fault{Kind: faults.DiskFull, Bytes: 1, Dur: time.Minute}})
-	if n, err := appendTo(t, fsys, "log", "ab"); n != 1 || err == nil {
-		t.Fatalf("the filling write = %d, %v; want 1 and ENOSPC", n, err)
+	fsys := faults.New(mem, &fillOn{fault: faults.Fault{Kind: faults.DiskFull, Bytes: faults.Block, Dur: time.Minute}})
+	if n, err := appendTo(t, fsys, "log", strings.Repeat("a", faults.Block+1)); n != faults.Block || err == nil {
+		t.Fatalf("the filling write = %d, %v; want a block and ENOSPC", n, err)
 	}
 	if n, err := appendTo(t, faults.New(fsys, nil), "log", "c"); n != 0 || err == nil {
 		t.Fatalf("through an FS over the FS: %d, %v; want ENOSPC: it shares the budget", n, err)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -262,7 +263,7 @@ func TestInjectedErrors(t *testing.T) {
 	rec := &recorder{hook: func(op faults.Op, n int) *faults.Fault {
 		switch {
 		case op.Kind == faults.OpWrite && op.Path == "full":
-			return &faults.Fault{Kind: faults.DiskFull, Bytes: 3}
+			return &faults.Fault{Kind: faults.DiskFull, Bytes: faults.Block + 3}
 		case op.Kind == faults.OpSync && op.Path == "failing":
 			return &faults.Fault{Kind: faults.FsyncFail}
 		case op.Kind == faults.OpSyncDir:
@@ -288,14 +289,15 @@ func TestInjectedErrors(t *testing.T) {
 	// Last: a full disk stays full for the life of the faults.FS.
 	f, err = os.Create(filepath.Join(dir, "full"))
 	must(t, err)
-	n, err := f.WriteString("hello")
+	body := strings.Repeat("hello", faults.Block)
+	n, err := f.WriteString(body)
 	wantErrno(t, "write to a full disk", err, syscall.ENOSPC)
-	if n != 3 {
-		t.Errorf("write to a full disk landed %d bytes, want the 3 that fitted", n)
+	if n != faults.Block {
+		t.Errorf("write to a full disk landed %d bytes, want the block that fitted, %d", n, faults.Block)
 	}
 	f.Close()
-	if got, _ := readDisk(t, disk, "full"); got != "hel" {
-		t.Errorf("the disk has %q, want %q", got, "hel")
+	if got, _ := readDisk(t, disk, "full"); got != body[:faults.Block] {
+		t.Errorf("the disk has %d bytes of it, want the first %d", len(got), faults.Block)
 	}
 }
 
