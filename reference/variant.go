@@ -110,10 +110,10 @@ var variantTable = []VariantInfo{
 		CaughtBy: []string{"same-state"}, Exposes: []faults.Kind{faults.Kill, faults.Power},
 	},
 	{
-		Variant:  SwallowENOSPC,
-		Bug:      "ignores a full disk, so it goes on from log records that never reached the disk",
-		inject:   func(s *seams) { s.wrapEnv = onFiles(func(f afero.File) afero.File { return swallowENOSPC{f} }) },
-		Source:   "brat: disk full, write failed midway",
+		Variant: SwallowENOSPC,
+		Bug:     "ignores a full disk, so it goes on from log records that never reached the disk",
+		inject:  func(s *seams) { s.wrapEnv = onFiles(func(f afero.File) afero.File { return swallowENOSPC{f} }) },
+		Source:  "brat: disk full, write failed midway",
 		// A full disk takes a write that needs a new block (a new file's first record); appends
 		// into the rest of a block still land. So the bug shows when the log's first record is
 		// lost: the run is redone from nothing, or ends without its state.
