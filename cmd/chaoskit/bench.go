@@ -161,7 +161,7 @@ func mkdirAll(fsys afero.Fs, dir string) error {
 // an exhaustive campaign's throughput with one worker and with r.Workers.
 func (r *benchReport) reference(c *cli) error {
 	newAgent := func() harness.Target { return reference.New(reference.Correct, reference.Onboarding()) }
-	rn, err := harness.NewRunnerContext(c.ctx, newAgent, harness.Options{Name: "reference"})
+	rn, err := campaign.NewRunner(c.ctx, campaign.Target{Name: "reference", New: newAgent}, campaign.Options{})
 	if err != nil {
 		return err
 	}
@@ -211,7 +211,7 @@ func (r *benchReport) reference(c *cli) error {
 // campaign's cases, a late and an early crash, side by side.
 func benchSynthetic(ctx context.Context, n int) (benchPoint, error) {
 	newAgent := reference.Synthetic(n)
-	rn, err := harness.NewRunnerContext(ctx, newAgent, harness.Options{Name: "synthetic"})
+	rn, err := campaign.NewRunner(ctx, campaign.Target{Name: "synthetic", New: newAgent}, campaign.Options{})
 	if err != nil {
 		return benchPoint{}, err
 	}
@@ -419,7 +419,7 @@ func benchOneCommand(c *cli, cmd reports.Command, eb execBench) (benchCommand, e
 	if err != nil {
 		return m, err
 	}
-	rn, err := harness.NewRunner(target.New, harness.Options{Name: cmd.Name})
+	rn, err := campaign.NewRunner(c.ctx, target, campaign.Options{})
 	if err != nil {
 		return m, targetError(beatsAdvice(err, []campaign.Target{target}))
 	}
