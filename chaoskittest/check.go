@@ -116,6 +116,8 @@ func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options)
 				cases[i] = c
 				mu.Unlock()
 				switch {
+				case c.Verdict.Outcome == oracle.Pass && c.Verdict.Refused != "":
+					t.Logf("chaoskit: %s under %s: %s; replay: %s", opts.Name, s, refusedNote(c), c.Repro)
 				case c.Verdict.Outcome == oracle.Pass:
 				case c.Shrunk != nil && c.Shrunk.String() != s.String():
 					t.Errorf("chaoskit: %s under %s: %s; shrunk to %s; replay: %s", opts.Name, s, c.Verdict.Summary(), c.Shrunk, opts.Repro(c.Shrunk))
@@ -144,13 +146,19 @@ func report(t testing.TB, rn *harness.Runner, opts campaign.Options, out string,
 			t.Logf("chaoskit: wrote the report directory %s", dir)
 		}
 	}
-	bad := 0
+	bad, refused := 0, 0
+	_, subtests := t.(*testing.T) // each case's subtest has logged its refusal
 	notes := map[string]bool{}
 	for _, c := range ran {
 		for _, n := range c.Verdict.NotChecked {
 			notes[n] = true
 		}
 		if c.Verdict.Outcome == oracle.Pass {
+			if c.Verdict.Refused != "" {
+				if refused++; !subtests && refused <= maxReported {
+					t.Logf("chaoskit: %s under %s: %s; replay: %s", opts.Name, c.Schedule, refusedNote(c), c.Repro)
+				}
+			}
 			continue
 		}
 		if bad++; bad <= maxReported {
@@ -167,7 +175,16 @@ func report(t testing.TB, rn *harness.Runner, opts campaign.Options, out string,
 		t.Logf("chaoskit: not checked in some cases: %s", n)
 	}
 	g, _ := rn.Golden(nil)
-	t.Logf("chaoskit: %s: %d cases over %d golden beats, %d did not pass", opts.Name, len(ran), g.Len(), bad)
+	line := fmt.Sprintf("chaoskit: %s: %d cases over %d golden beats, %d did not pass", opts.Name, len(ran), g.Len(), bad)
+	if refused > 0 {
+		line += fmt.Sprintf(", %d passed by refusing to go on", refused)
+	}
+	t.Logf("%s", line)
+}
+
+// refusedNote says that case c passed by refusing to go on, and what such a pass may hide.
+func refusedNote(c *harness.Case) string {
+	return "passed as refused (" + c.Verdict.Refused + "); a refusal where no tool call was in doubt, after a power cut or a torn write, usually hides durable state the harness lost"
 }
 
 // setting is how chaoskit was asked to run, by its flags or its environment variables.

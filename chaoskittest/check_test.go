@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 			{Name: "TestCheckHelperRandom", F: func(t *testing.T) {
 				chaoskittest.Check(t, agent(reference.UnstableKey), random)
 			}},
+			{Name: "TestCheckHelperRefused", F: func(t *testing.T) {
+				chaoskittest.Check(t, refuser, campaign.Options{Faults: []faults.Kind{faults.Kill}})
+			}},
 			{Name: "TestCheckHelperNoCase", F: func(t *testing.T) {
 				chaoskittest.Check(t, logTarget, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.CallbackDup}})
 			}},
@@ -217,6 +220,39 @@ func TestCheckCasesAreSubtests(t *testing.T) {
 	if !strings.Contains(string(b), "under kill@39 (seed 0)") || strings.Contains(string(b), "=== RUN   TestCheckHelperExhaustive/") {
 		t.Errorf("CHAOSKIT_SCHEDULE did not run just kill@39:\n%s", b)
 	}
+}
+
+// A case that passes because the harness refused to go on passes, but not silently: its subtest
+// logs the refusal, what it may hide and the replay command, and the count says how many.
+func TestCheckShowsRefusals(t *testing.T) {
+	out, ok := runHelper(t, "TestCheckHelperRefused")
+	if !ok {
+		t.Fatalf("Check failed a harness that refuses to go on:\n%s", out)
+	}
+	for _, want := range []string{"passed as refused (the last process refused to go on: refused to go on without a person: cannot tell whether the order was filed)", "usually hides durable state the harness lost; replay: go test ", "passed by refusing to go on"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// refuser files an order once: a process that finds the sign of an earlier one refuses to go on.
+func refuser() harness.Target {
+	return harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		if _, err := env.FS().Stat("begun"); err == nil {
+			return nil, fmt.Errorf("%w: cannot tell whether the order was filed", harness.ErrRefused)
+		}
+		f, err := env.FS().Create("begun")
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+		env.Mark("begun")
+		return "filed", nil
+	}}
 }
 
 // logTarget appends two lines to a log, fsyncing each, and calls no tool.

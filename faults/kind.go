@@ -346,8 +346,10 @@ func knownKinds() string {
 // Requests groups a list of kinds (a campaign's, say) into what it asks for: every kind of a
 // family present (as ParseKinds gives for "storage" or "all") is one request, named for the
 // family, and any other kind a request of its own, named for the kind; in the order of the
-// list's first kind of each. A request is decided once one of its kinds has a case: a campaign
-// over the storage family decides it without a torn case, but one over torn alone does not.
+// list's first kind of each; every kind of every family (ParseKinds("all"), AllKinds) is one
+// request, "all": a target that calls no model is not undecided under all. A request is decided
+// once one of its kinds has a case: a campaign over the storage family decides it without a torn
+// case, but one over torn alone does not.
 func Requests(kinds []Kind) (names []string, groups [][]Kind) {
 	have := map[Kind]bool{}
 	for _, k := range kinds {
@@ -356,6 +358,9 @@ func Requests(kinds []Kind) (names []string, groups [][]Kind) {
 	whole := map[Family]bool{}
 	for _, f := range families {
 		whole[f] = !slices.ContainsFunc(FamilyKinds(f), func(k Kind) bool { return !have[k] })
+	}
+	if !slices.ContainsFunc(families, func(f Family) bool { return !whole[f] }) {
+		return []string{"all"}, [][]Kind{AllKinds()}
 	}
 	done := map[Family]bool{}
 	for _, k := range kinds {

@@ -185,15 +185,16 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// A whole family is one request, decided once any of its kinds has a case; a kind named alone is
-// a request of its own.
+// A whole family is one request, decided once any of its kinds has a case, and every family one
+// request, all; a kind named alone is a request of its own.
 func TestRequests(t *testing.T) {
 	for list, want := range map[string]string{
 		"storage":               "storage",
 		"kill,tool":             "kill tool",
 		"torn":                  "torn",
 		"kill,power":            "kill power",
-		"all":                   "storage fleet tool model",
+		"all":                   "all",
+		"storage,fleet,tool":    "storage fleet tool",
 		"tool-transient,kill":   "tool-transient kill",
 		"fleet,kill,model-hang": "fleet kill model-hang",
 	} {

@@ -109,7 +109,10 @@ var (
 	// because it cannot know what is safe (an effect it cannot tell was applied, and no way to
 	// look it up): a loud refusal that asks for a person. Such a run is not restarted, and its
 	// case passes as refused (see oracle.Verdict.Refused) unless it broke another property; a
-	// campaign counts refusals.
+	// campaign counts refusals and lists each. A harness should not refuse over damage to its
+	// own files: after a crash, chaoskit cannot tell such a refusal from a real doubt, and one
+	// where the tools are idempotent usually hides durable state lost to a power cut or a torn
+	// write (a gate refused==0 fails those).
 	ErrRefused = errors.New("refused to go on without a person")
 )
 

@@ -557,7 +557,7 @@ func targetNotes(t *targetView) []string {
 		notes = append(notes, Count(t.Unfired, "case")+" had a fault that never fired (judged on the faults that fired)")
 	}
 	if t.Refused > 0 {
-		notes = append(notes, Count(t.Refused, "case")+" passed by refusing to go on without a person")
+		notes = append(notes, Count(t.Refused, "case")+" passed by refusing to go on without a person (one where no tool call was in doubt, after a power cut or a torn write, usually hides lost durable state: --gate refused==0 fails them)")
 	}
 	if t.FailedProcesses > 0 {
 		notes = append(notes, Count(t.FailedProcesses, "process")+" ended on their own with an error or a panic")
