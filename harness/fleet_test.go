@@ -368,3 +368,39 @@ func TestLateEffectLandsAfterTheRunEnds(t *testing.T) {
 		t.Fatalf("want the late call and its retry counted as a duplicate:\n%s", c)
 	}
 }
+
+// Two workers of a target that takes no lease both act, with no fault at all: its golden run
+// with the fleet's workers applies an effect twice. Every fleet case then fails
+// no-duplicate-effects, saying so, rather than passing the duplicate as the reference and failing
+// the cases that do not repeat it as lost effects; a target that takes a lease passes.
+func TestWorkersWithoutALeaseRepeatEffects(t *testing.T) {
+	book := []harness.Tool{{Name: "book", Contract: harness.NotIdempotent}}
+	unleased := harness.Func{ToolList: book, RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		if _, err := env.Call(ctx, harness.Call{Tool: "book", Args: map[string]any{"flight": "LH 400"}}); err != nil {
+			return nil, err
+		}
+		env.Mark("booked")
+		return "booked", nil
+	}}
+	rn := newRunner(t, unleased, harness.Options{})
+	for _, s := range []faults.Schedule{{{Kind: faults.Deploy, Beat: 1}}, {{Kind: faults.Switch, Beat: 0}}} {
+		c := rn.Run(s)
+		if !c.Breaks(oracle.NoDuplicateEffects) || !strings.Contains(c.String(), "with 2 workers and no fault the run applies book") {
+			t.Errorf("under %s two unleased workers must break no-duplicate-effects, saying so:\n%s", s, c)
+		}
+	}
+	if c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 0}}); c.Verdict.Outcome != oracle.Pass {
+		t.Errorf("one worker killed before its call leaves repeats nothing:\n%s", c)
+	}
+	leased := harness.Func{ToolList: book, RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		if _, err := env.Acquire(ctx, "run", time.Hour); errors.Is(err, harness.ErrLeaseHeld) {
+			return "standby", nil // another worker has the run
+		} else if err != nil {
+			return nil, err
+		}
+		return unleased.RunFunc(ctx, env)
+	}}
+	if c := newRunner(t, leased, harness.Options{}).Run(faults.Schedule{{Kind: faults.Switch, Beat: 0}}); c.Breaks(oracle.NoDuplicateEffects) {
+		t.Errorf("a worker that cannot take the lease acts on nothing:\n%s", c)
+	}
+}

@@ -58,6 +58,10 @@ type Golden struct {
 	tearable [][]bool // by beat, by tearModes: Disk.Tearable at the beat
 
 	maxGap time.Duration // the longest wall-clock time between two beats in either golden run
+
+	overOnce sync.Once
+	over     string // what this golden run of several workers applies more often than one worker
+	overN    int    // how many applications more
 }
 
 // tearModes are the modes Golden.Tearable answers for: those a campaign lists only where they
@@ -508,6 +512,13 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	}
 	obs := r.observe(x, rn.state(), false)
 	c.Verdict = oracle.Check(gold.obs, obs, oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: rn.ordered})
+	if o.Replicas > rn.o.Replicas {
+		if over := rn.overlap(gold); over != "" {
+			c.Verdict.Outcome = oracle.Fail
+			c.Verdict.Metrics.Duplicates = max(c.Verdict.Metrics.Duplicates, gold.overN)
+			c.Verdict.Violations = append([]oracle.Violation{{Property: oracle.NoDuplicateEffects, Detail: over}}, c.Verdict.Violations...)
+		}
+	}
 	c.Result, c.State = obs.Result, obs.State
 	for i, b := range r.fired {
 		if b < 0 {
@@ -525,6 +536,41 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 		c.Beats, c.Notes = r.allBeats(), r.notes
 	}
 	return c
+}
+
+// overlap returns what golden run gold, of more workers than Options.Replicas (a fleet fault's),
+// applies more often than the golden run of Options.Replicas workers, or "": workers that act at
+// once without a lease, or without checking it, repeat effects with no fault at all, and judged
+// against such a golden run the duplicates would pass and the cases that do not repeat them fail
+// no-lost-effects.
+func (rn *Runner) overlap(gold *Golden) string {
+	gold.overOnce.Do(func() {
+		one, err := rn.Golden(nil)
+		if err != nil {
+			return
+		}
+		count := map[string]int{}
+		for _, e := range one.obs.Effects {
+			count[e.Identity]++
+		}
+		seen := map[string]int{}
+		var over []string
+		for _, e := range gold.obs.Effects {
+			if seen[e.Identity]++; seen[e.Identity] == count[e.Identity]+1 {
+				over = append(over, e.Identity)
+			}
+		}
+		if len(over) == 0 {
+			return
+		}
+		var parts []string
+		for _, id := range over {
+			gold.overN += seen[id] - count[id]
+			parts = append(parts, fmt.Sprintf("%s %d× (one worker: %d×)", id, seen[id], count[id]))
+		}
+		gold.over = fmt.Sprintf("with %d workers and no fault the run applies %s: workers that run at once repeat effects (take a lease and check it before acting, or leave the fleet faults out)", gold.r.o.Replicas, strings.Join(parts, ", "))
+	})
+	return gold.over
 }
 
 // unfiredWhy says why the faults fs did not fire in a run of beats beats, whose golden run has
