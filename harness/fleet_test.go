@@ -403,4 +403,12 @@ func TestWorkersWithoutALeaseRepeatEffects(t *testing.T) {
 	if c := newRunner(t, leased, harness.Options{}).Run(faults.Schedule{{Kind: faults.Switch, Beat: 0}}); c.Breaks(oracle.NoDuplicateEffects) {
 		t.Errorf("a worker that cannot take the lease acts on nothing:\n%s", c)
 	}
+	// An effect of each worker's own is no repeat.
+	announce := harness.Func{ToolList: []harness.Tool{{Name: "announce", Contract: harness.NotIdempotent}}, RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		_, err := env.Call(ctx, harness.Call{Tool: "announce", Args: map[string]any{"worker": env.Worker()}})
+		return nil, err
+	}}
+	if c := newRunner(t, announce, harness.Options{}).Run(faults.Schedule{{Kind: faults.Switch, Beat: 0}}); c.Verdict.Outcome != oracle.Pass {
+		t.Errorf("each worker announcing itself once repeats nothing:\n%s", c)
+	}
 }

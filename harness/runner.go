@@ -556,7 +556,9 @@ func (rn *Runner) overlap(gold *Golden) string {
 		seen := map[string]int{}
 		var over []string
 		for _, e := range gold.obs.Effects {
-			if seen[e.Identity]++; seen[e.Identity] == count[e.Identity]+1 {
+			// Only what one worker applies too: an effect of a worker's own (its name in the
+			// arguments) is no repeat.
+			if seen[e.Identity]++; count[e.Identity] > 0 && seen[e.Identity] == count[e.Identity]+1 {
 				over = append(over, e.Identity)
 			}
 		}
