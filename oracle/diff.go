@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -119,6 +120,8 @@ func formatValue(v reflect.Value) string {
 	switch {
 	case !v.IsValid():
 		return "(none)"
+	case v.Type() == jsonNumber:
+		s = v.String() // a number as JSON wrote it: 3, not "3"
 	case v.Kind() == reflect.String:
 		s = strconv.Quote(v.String())
 	default:
@@ -127,6 +130,12 @@ func formatValue(v reflect.Value) string {
 		}
 		if v.Kind() == reflect.String {
 			return formatValue(v)
+		}
+		if v.CanInterface() && decodedJSON(v.Interface()) {
+			if b, err := json.Marshal(v.Interface()); err == nil { // a state command's document
+				s = string(b)
+				break
+			}
 		}
 		s = address.ReplaceAllString(fmt.Sprintf("%+v", v), "0x…")
 		s = strings.ReplaceAll(s, "\n", `\n`)
@@ -138,3 +147,29 @@ func formatValue(v reflect.Value) string {
 }
 
 var address = regexp.MustCompile(`0x[0-9a-f]{6,}`)
+
+var jsonNumber = reflect.TypeFor[json.Number]()
+
+// decodedJSON reports whether v is made only of what encoding/json decodes into an any (maps of
+// strings, slices, strings, numbers, booleans, nil), so that printing it as JSON shows all of it.
+func decodedJSON(v any) bool {
+	switch v := v.(type) {
+	case nil, string, json.Number, float64, bool:
+		return true
+	case map[string]any:
+		for _, e := range v {
+			if !decodedJSON(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range v {
+			if !decodedJSON(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

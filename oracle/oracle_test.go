@@ -1,6 +1,7 @@
 package oracle_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -102,6 +103,28 @@ func TestDiffIsStableText(t *testing.T) {
 		if v := oracle.Check(g, f, oracle.Options{}); v.Diff != want {
 			t.Fatalf("diff:\n%s\nwant:\n%s", v.Diff, want)
 		}
+	}
+}
+
+// A state decoded from JSON (a process target's state command) reads as JSON in a diff: numbers
+// as written, not quoted; a whole object or list as JSON, not Go's map syntax.
+func TestDiffOfJSONReadsAsJSON(t *testing.T) {
+	decode := func(s string) any {
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	g, f := done(nil), done(nil)
+	g.State = decode(`{"step": 0, "ledger": [{"tool": "search", "n": 1.5}]}`)
+	f.State = decode(`{"step": 1, "ledger": []}`)
+	want := `["ledger"][0]: -{"n":1.5,"tool":"search"} +(none)
+["step"]: -0 +1`
+	if v := oracle.Check(g, f, oracle.Options{}); v.Diff != want {
+		t.Fatalf("diff:\n%s\nwant:\n%s", v.Diff, want)
 	}
 }
 
