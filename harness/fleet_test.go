@@ -385,8 +385,17 @@ func TestWorkersWithoutALeaseRepeatEffects(t *testing.T) {
 	rn := newRunner(t, unleased, harness.Options{})
 	for _, s := range []faults.Schedule{{{Kind: faults.Deploy, Beat: 1}}, {{Kind: faults.Switch, Beat: 0}}} {
 		c := rn.Run(s)
-		if !c.Breaks(oracle.NoDuplicateEffects) || !strings.Contains(c.String(), "with 2 workers and no fault the run applies book") {
+		if !c.Breaks(oracle.NoDuplicateEffects) || !strings.Contains(c.String(), `with 2 workers and no fault the run applies book {"flight":"LH 400"} 2× (with 1: 1×)`) {
 			t.Errorf("under %s two unleased workers must break no-duplicate-effects, saying so:\n%s", s, c)
+		}
+		n := 0
+		for _, x := range c.Verdict.Violations {
+			if x.Property == oracle.NoDuplicateEffects {
+				n++
+			}
+		}
+		if m := c.Verdict.Metrics; n != 1 || m.Duplicates < 1 || c.Verdict.DuplicatesByTool["book"] != m.Duplicates {
+			t.Errorf("under %s: %d no-duplicate-effects violations (want 1), %d duplicates, by tool %v", s, n, m.Duplicates, c.Verdict.DuplicatesByTool)
 		}
 	}
 	if c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 0}}); c.Verdict.Outcome != oracle.Pass {

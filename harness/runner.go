@@ -59,9 +59,9 @@ type Golden struct {
 
 	maxGap time.Duration // the longest wall-clock time between two beats in either golden run
 
-	overOnce sync.Once
-	over     string // what this golden run of several workers applies more often than one worker
-	overN    int    // how many applications more
+	overOnce  sync.Once
+	over      string         // what this golden run of several workers applies more often than fewer
+	overTools map[string]int // how many applications more, by tool
 }
 
 // tearModes are the modes Golden.Tearable answers for: those a campaign lists only where they
@@ -512,12 +512,8 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	}
 	obs := r.observe(x, rn.state(), false)
 	c.Verdict = oracle.Check(gold.obs, obs, oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: rn.ordered})
-	if o.Replicas > rn.o.Replicas {
-		if over := rn.overlap(gold); over != "" {
-			c.Verdict.Outcome = oracle.Fail
-			c.Verdict.Metrics.Duplicates = max(c.Verdict.Metrics.Duplicates, gold.overN)
-			c.Verdict.Violations = append([]oracle.Violation{{Property: oracle.NoDuplicateEffects, Detail: over}}, c.Verdict.Violations...)
-		}
+	if o.Replicas > rn.o.Replicas && c.Verdict.Outcome != oracle.Unknown {
+		rn.repeats(&c.Verdict, gold)
 	}
 	c.Result, c.State = obs.Result, obs.State
 	for i, b := range r.fired {
@@ -538,6 +534,34 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	return c
 }
 
+// repeats fails verdict v, of a case judged against golden run gold of more workers than
+// Options.Replicas, with no-duplicate-effects if gold itself repeats effects (overlap): the one
+// violation of that property says so first, and the duplicate counts are at least gold's.
+func (rn *Runner) repeats(v *oracle.Verdict, gold *Golden) {
+	over := rn.overlap(gold)
+	if over == "" {
+		return
+	}
+	v.Outcome = oracle.Fail
+	i := slices.IndexFunc(v.Violations, func(x oracle.Violation) bool { return x.Property == oracle.NoDuplicateEffects })
+	if i < 0 {
+		v.Violations = append([]oracle.Violation{{Property: oracle.NoDuplicateEffects, Detail: over}}, v.Violations...)
+	} else {
+		v.Violations[i].Detail = over + "\n" + v.Violations[i].Detail
+	}
+	n := 0
+	for tool, more := range gold.overTools {
+		if v.DuplicatesByTool == nil {
+			v.DuplicatesByTool = map[string]int{}
+		}
+		v.DuplicatesByTool[tool] = max(v.DuplicatesByTool[tool], more)
+	}
+	for _, d := range v.DuplicatesByTool {
+		n += d
+	}
+	v.Metrics.Duplicates = max(v.Metrics.Duplicates, n)
+}
+
 // overlap returns what golden run gold, of more workers than Options.Replicas (a fleet fault's),
 // applies more often than the golden run of Options.Replicas workers, or "": workers that act at
 // once without a lease, or without checking it, repeat effects with no fault at all, and judged
@@ -556,7 +580,7 @@ func (rn *Runner) overlap(gold *Golden) string {
 		seen := map[string]int{}
 		var over []string
 		for _, e := range gold.obs.Effects {
-			// Only what one worker applies too: an effect of a worker's own (its name in the
+			// Only what fewer workers apply too: an effect of a worker's own (its name in the
 			// arguments) is no repeat.
 			if seen[e.Identity]++; count[e.Identity] > 0 && seen[e.Identity] == count[e.Identity]+1 {
 				over = append(over, e.Identity)
@@ -565,10 +589,15 @@ func (rn *Runner) overlap(gold *Golden) string {
 		if len(over) == 0 {
 			return
 		}
+		tools := map[string]string{}
+		for _, e := range gold.obs.Effects {
+			tools[e.Identity] = e.Tool
+		}
+		gold.overTools = map[string]int{}
 		var parts []string
 		for _, id := range over {
-			gold.overN += seen[id] - count[id]
-			parts = append(parts, fmt.Sprintf("%s %d× (one worker: %d×)", id, seen[id], count[id]))
+			gold.overTools[tools[id]] += seen[id] - count[id]
+			parts = append(parts, fmt.Sprintf("%s %d× (with %d: %d×)", id, seen[id], one.r.o.Replicas, count[id]))
 		}
 		gold.over = fmt.Sprintf("with %d workers and no fault the run applies %s: workers that run at once repeat effects (take a lease and check it before acting, or leave the fleet faults out)", gold.r.o.Replicas, strings.Join(parts, ", "))
 	})

@@ -131,11 +131,9 @@ func formatValue(v reflect.Value) string {
 		if v.Kind() == reflect.String {
 			return formatValue(v)
 		}
-		if v.CanInterface() && decodedJSON(v.Interface()) {
-			if b, err := json.Marshal(v.Interface()); err == nil { // a state command's document
-				s = string(b)
-				break
-			}
+		if js, ok := asJSON(v); ok { // a state command's document, or one like it
+			s = js
+			break
 		}
 		s = address.ReplaceAllString(fmt.Sprintf("%+v", v), "0x…")
 		s = strings.ReplaceAll(s, "\n", `\n`)
@@ -149,6 +147,22 @@ func formatValue(v reflect.Value) string {
 var address = regexp.MustCompile(`0x[0-9a-f]{6,}`)
 
 var jsonNumber = reflect.TypeFor[json.Number]()
+
+// asJSON prints v as JSON if it is a JSON object or list as encoding/json decodes one into an
+// any (map[string]any or []any, not nil, made only of what decodedJSON accepts), with < and >
+// as they are.
+func asJSON(v reflect.Value) (string, bool) {
+	if !v.CanInterface() || (v.Kind() != reflect.Map && v.Kind() != reflect.Slice) || v.IsNil() || !decodedJSON(v.Interface()) {
+		return "", false
+	}
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v.Interface()); err != nil {
+		return "", false
+	}
+	return strings.TrimSuffix(b.String(), "\n"), true
+}
 
 // decodedJSON reports whether v is made only of what encoding/json decodes into an any (maps of
 // strings, slices, strings, numbers, booleans, nil), so that printing it as JSON shows all of it.

@@ -119,12 +119,22 @@ func TestDiffOfJSONReadsAsJSON(t *testing.T) {
 		return v
 	}
 	g, f := done(nil), done(nil)
-	g.State = decode(`{"step": 0, "ledger": [{"tool": "search", "n": 1.5}]}`)
+	g.State = decode(`{"step": 0, "ledger": [{"tool": "search", "n": 1.5, "note": "<a>"}]}`)
 	f.State = decode(`{"step": 1, "ledger": []}`)
-	want := `["ledger"][0]: -{"n":1.5,"tool":"search"} +(none)
+	want := `["ledger"][0]: -{"n":1.5,"note":"<a>","tool":"search"} +(none)
 ["step"]: -0 +1`
 	if v := oracle.Check(g, f, oracle.Options{}); v.Diff != want {
 		t.Fatalf("diff:\n%s\nwant:\n%s", v.Diff, want)
+	}
+	// Values of a Go harness's own print as before: Go's formatting, <nil> for nil.
+	type state struct{ F float64 }
+	g.State, f.State = map[string]any{"s": state{F: 1e6}}, map[string]any{"s": state{F: 2e-7}}
+	if v := oracle.Check(g, f, oracle.Options{}); v.Diff != `["s"].F: -1e+06 +2e-07` {
+		t.Fatalf("diff of Go values:\n%s", v.Diff)
+	}
+	g.State, f.State = map[string]any{"e": nil}, map[string]any{"e": 1.5}
+	if v := oracle.Check(g, f, oracle.Options{}); v.Diff != `["e"]: -<nil> +1.5` {
+		t.Fatalf("diff of Go values:\n%s", v.Diff)
 	}
 }
 
