@@ -356,22 +356,29 @@ func (d *Disk) keepSubset(keep []byte) {
 			n.kids, n.durKids, n.dirDrty = kids, maps.Clone(kids), false
 			continue
 		}
-		data := n.durable
-		changed := false
-		for i, w := range n.pend {
-			if !kept[opRef{n, i}] {
-				continue
-			}
-			if !changed {
-				data, changed = append([]byte(nil), data...), true
-			}
-			data = w.applyTo(data, n.pbuf)
-		}
-		n.data = data
-		n.durable = data[:len(data):len(data)]
-		n.shared, n.dirty, n.last = true, false, nil
+		n.settle(func(i int) bool { return kept[opRef{n, i}] })
 	}
 	d.forgetPending()
+}
+
+// settle makes file n's content, all of it durable, its durable bytes with the pending writes
+// that keep keeps (by their index in n.pend) applied in issue order: what a power loss leaves.
+// The durable bytes are copied before the first write lands on them, never changed in place.
+func (n *inode) settle(keep func(i int) bool) {
+	data := n.durable
+	changed := false
+	for i, w := range n.pend {
+		if !keep(i) {
+			continue
+		}
+		if !changed {
+			data, changed = append([]byte(nil), data...), true
+		}
+		data = w.applyTo(data, n.pbuf)
+	}
+	n.data = data
+	n.durable = data[:len(data):len(data)]
+	n.shared, n.dirty, n.last = true, false, nil
 }
 
 // tear rebuilds n's content from the live bytes it had before the power loss, with w torn.

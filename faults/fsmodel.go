@@ -324,21 +324,11 @@ func (d *Disk) ext4Apply(cut int, keep []byte) {
 			n.kids, n.durKids, n.dirDrty = kids, maps.Clone(kids), false
 			continue
 		}
-		data := n.durable
-		changed := false
-		for i, p := range n.pend {
-			if p.trunc && p.j >= cut || !p.trunc && !kept[ext4Write{n, i}] {
-				continue
-			}
-			if !changed {
-				data, changed = append([]byte(nil), data...), true
-			}
-			data = p.applyTo(data, n.pbuf)
-		}
-		n.data = data
-		n.durable = data[:len(data):len(data)]
-		n.shared, n.dirty, n.last = true, false, nil
-		n.alloc, n.daClose = int64(len(data)), false
+		n.settle(func(i int) bool {
+			p := n.pend[i] // a truncation is kept with the metadata before the cut
+			return p.trunc && p.j < cut || !p.trunc && kept[ext4Write{n, i}]
+		})
+		n.alloc, n.daClose = int64(len(n.data)), false
 	}
 	d.forgetPending()
 	d.force(d.jseq)

@@ -1,7 +1,6 @@
 package faults_test
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -259,26 +258,7 @@ func TestExt4TearableAtIsTearableOnEachReplay(t *testing.T) {
 	writeFile(t, d, "tmp", "view", os.O_CREATE|os.O_WRONLY)
 	rename(t, d, "tmp", "view")
 	syncPath(t, d, "")
-	modes := []string{"prefix", "garbage", "subset"}
-	at := make([]int, d.LogLen()+1)
-	for i := range at {
-		at[i] = i
-	}
-	got := d.TearableAt(at, modes)
-	some := map[string]bool{}
-	for i, n := range at {
-		for j, m := range modes {
-			if want := d.Replay(n, faults.DiskOptions{}).Tearable(m); got[i][j] != want {
-				t.Errorf("at %d mutations, mode %s: TearableAt says %v, Tearable on a replay %v", n, m, got[i][j], want)
-			}
-			some[fmt.Sprintf("%s %v", m, got[i][j])] = true
-		}
-	}
-	for _, m := range modes {
-		if !some[m+" true"] || !some[m+" false"] {
-			t.Errorf("mode %s is never both tearable and not over the log: the test compares nothing", m)
-		}
-	}
+	checkTearableAt(t, d)
 }
 
 // A model's name parses back to it; anything else is refused, naming the models.

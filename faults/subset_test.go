@@ -255,6 +255,27 @@ func TestTearableAtIsTearableOnEachReplay(t *testing.T) {
 	write("log", "", true)
 	fsys.Remove("view")
 	write("other", "1234567890", false)
+	checkTearableAt(t, d)
+}
+
+// A power loss keeping a subset needs the operations a disk keeps only when asked to
+// (DiskOptions.Pending): on another disk it is a misuse, and panics rather than quietly
+// keeping nothing.
+func TestSubsetNeedsPending(t *testing.T) {
+	d := faults.NewDisk(faults.DiskOptions{})
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "DiskOptions.Pending") {
+			t.Fatalf("recovered %v; want a panic naming DiskOptions.Pending", r)
+		}
+	}()
+	d.Crash(faults.Fault{Kind: faults.Power, Mode: "subset"}, nil)
+}
+
+// checkTearableAt checks that d.TearableAt answers, at every length of d's log and for every
+// mode, what Tearable answers on a replay of the log to that length, and that each mode comes
+// and goes over the log (else the check compares nothing).
+func checkTearableAt(t *testing.T, d *faults.Disk) {
+	t.Helper()
 	modes := []string{"prefix", "garbage", "subset"}
 	at := make([]int, d.LogLen()+1)
 	for i := range at {
@@ -275,17 +296,4 @@ func TestTearableAtIsTearableOnEachReplay(t *testing.T) {
 			t.Errorf("mode %s is never both tearable and not over the log: the test compares nothing", m)
 		}
 	}
-}
-
-// A power loss keeping a subset needs the operations a disk keeps only when asked to
-// (DiskOptions.Pending): on another disk it is a misuse, and panics rather than quietly
-// keeping nothing.
-func TestSubsetNeedsPending(t *testing.T) {
-	d := faults.NewDisk(faults.DiskOptions{})
-	defer func() {
-		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "DiskOptions.Pending") {
-			t.Fatalf("recovered %v; want a panic naming DiskOptions.Pending", r)
-		}
-	}()
-	d.Crash(faults.Fault{Kind: faults.Power, Mode: "subset"}, nil)
 }

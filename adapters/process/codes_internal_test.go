@@ -42,29 +42,25 @@ func TestGoClientKnowsEveryErrorCode(t *testing.T) {
 // errorsByCode) and the JavaScript client's type declarations (the ErrorCode union): a code
 // added to the server and not to a client fails here.
 func TestEveryClientKnowsEveryErrorCode(t *testing.T) {
-	t.Run("python", func(t *testing.T) {
-		python := needs.Command(t, "python3", "apt-get install python3")
-		out, err := exec.Command(python, "-S", "-B", "-c", "import json, sys; sys.path.insert(0, 'python'); import chaoskit; print(json.dumps(sorted(chaoskit._BY_CODE)))").Output()
+	// printed runs a program that prints the client's codes as a JSON list.
+	printed := func(t *testing.T, argv ...string) []string {
+		out, err := exec.Command(argv[0], argv[1:]...).Output()
 		if err != nil {
-			t.Fatalf("python3: %v", err)
+			t.Fatalf("%s: %v", argv[0], err)
 		}
 		var codes []string
 		if err := json.Unmarshal(out, &codes); err != nil {
 			t.Fatalf("%q: %v", out, err)
 		}
-		same(t, "python/chaoskit.py", codes)
+		return codes
+	}
+	t.Run("python", func(t *testing.T) {
+		python := needs.Command(t, "python3", "apt-get install python3")
+		same(t, "python/chaoskit.py", printed(t, python, "-S", "-B", "-c", "import json, sys; sys.path.insert(0, 'python'); import chaoskit; print(json.dumps(sorted(chaoskit._BY_CODE)))"))
 	})
 	t.Run("javascript", func(t *testing.T) {
 		node := needs.Command(t, "node", "apt-get install nodejs")
-		out, err := exec.Command(node, "--input-type=module", "-e", "const m = await import('./js/chaoskit.mjs'); console.log(JSON.stringify(Object.keys(m.errorsByCode)))").Output()
-		if err != nil {
-			t.Fatalf("node: %v", err)
-		}
-		var codes []string
-		if err := json.Unmarshal(out, &codes); err != nil {
-			t.Fatalf("%q: %v", out, err)
-		}
-		same(t, "js/chaoskit.mjs", codes)
+		same(t, "js/chaoskit.mjs", printed(t, node, "--input-type=module", "-e", "const m = await import('./js/chaoskit.mjs'); console.log(JSON.stringify(Object.keys(m.errorsByCode)))"))
 	})
 	t.Run("typescript", func(t *testing.T) {
 		b, err := os.ReadFile("js/chaoskit.d.ts")

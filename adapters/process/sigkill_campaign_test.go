@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
+	"github.com/chaoskit/chaoskit/internal/leftover"
 	"github.com/chaoskit/chaoskit/internal/needs"
 )
 
@@ -113,17 +114,7 @@ func sigkillLeftovers(sh *shell, pid int, helpers []int) []string {
 			left = append(left, fmt.Sprintf("helper %d: %s", h, st))
 		}
 	}
-	if b, err := os.ReadFile("/proc/self/mounts"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if f := strings.Fields(line); len(f) > 1 && strings.HasPrefix(f[1], sh.tmp+"/") {
-				left = append(left, "mount "+f[1])
-			}
-		}
-	}
-	dirs, _ := filepath.Glob(filepath.Join(sh.tmp, "chaoskit-*"))
-	for _, d := range dirs {
-		left = append(left, "directory "+d)
-	}
+	left = append(left, leftover.New(sh.tmp).Left()...) // mounts and directories under TMPDIR
 	envs, _ := filepath.Glob("/proc/[0-9]*/environ")
 	for _, e := range envs {
 		if b, err := os.ReadFile(e); err == nil && bytes.Contains(b, []byte("CHAOSKIT_SOCKET="+sh.tmp+"/")) {

@@ -99,6 +99,13 @@ func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 	return f
 }
 
+// inherit sets *v to base unless flag was given (set holds the flags given).
+func inherit[T any](set map[string]bool, flag string, v *T, base T) {
+	if !set[flag] {
+		*v = base
+	}
+}
+
 // campaign returns the campaign the flags describe, taking each parameter they do not set from
 // base, when there is one.
 func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, error) {
@@ -123,39 +130,17 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 		if !f.set["target"] && !f.execSet() {
 			targets, commands = o.Targets, o.Commands
 		}
-		if !f.set["faults"] {
-			faults = strings.Join(o.Faults, ",")
-		}
-		if !f.set["mode"] {
-			mode = o.Mode
-		}
-		if !f.set["cases"] {
-			cases = o.Cases
-		}
-		if !f.set["depth"] {
-			depth = o.Depth
-		}
-		if !f.set["seed"] {
-			seed = base.Options.Seed
-		}
-		if !f.set["shard"] {
-			shard = o.Shard
-		}
-		if !f.set["restart"] {
-			restart = o.Restart
-		}
-		if !f.set["restart-backoff"] {
-			backoff = o.RestartBackoff
-		}
-		if !f.set["max-beats"] {
-			maxBeats = o.MaxBeats
-		}
-		if !f.set["max-virtual-time"] {
-			maxTime = o.MaxVirtualTime
-		}
-		if !f.set["fs-model"] {
-			fsModel = o.FSModel
-		}
+		inherit(f.set, "faults", &faults, strings.Join(o.Faults, ","))
+		inherit(f.set, "mode", &mode, o.Mode)
+		inherit(f.set, "cases", &cases, o.Cases)
+		inherit(f.set, "depth", &depth, o.Depth)
+		inherit(f.set, "seed", &seed, base.Options.Seed)
+		inherit(f.set, "shard", &shard, o.Shard)
+		inherit(f.set, "restart", &restart, o.Restart)
+		inherit(f.set, "restart-backoff", &backoff, o.RestartBackoff)
+		inherit(f.set, "max-beats", &maxBeats, o.MaxBeats)
+		inherit(f.set, "max-virtual-time", &maxTime, o.MaxVirtualTime)
+		inherit(f.set, "fs-model", &fsModel, o.FSModel)
 	}
 	if err := f.bounds.check(f.set); err != nil {
 		return nil, err
