@@ -11,7 +11,6 @@ import (
 type space struct {
 	mu     sync.Mutex
 	now    func() time.Time // the disk's clock, virtual time
-	block  int64            // the unit the disk allocates in
 	full   bool
 	budget int64     // bytes that still fit while full
 	until  time.Time // when space returns; zero: never
@@ -21,7 +20,7 @@ type space struct {
 // the page cache): a full disk fits whole blocks only.
 const Block = 4096
 
-func newSpace(now func() time.Time) *space { return &space{now: now, block: Block} }
+func newSpace(now func() time.Time) *space { return &space{now: now} }
 
 // fill fills the disk, bytes still fitting on it, until dur has passed (0: for good). A disk
 // that is full already stays as full as it is, until the later of the two ends.
@@ -63,7 +62,7 @@ func (s *space) admit(off, size int64, n int) int {
 	if !s.isFull() {
 		return n
 	}
-	b := s.block
+	const b = Block
 	owned := (size + b - 1) / b * b // the file's blocks end here
 	end := off + int64(n)
 	if end <= owned {

@@ -276,3 +276,25 @@ func TestOnGoldenShowsProgress(t *testing.T) {
 		t.Fatalf("progress %+v", seen)
 	}
 }
+
+// A second golden run that makes the first's beats and then stops at a bound the first finished
+// within (here a wait whose virtual deadline differs between runs) is refused as not
+// deterministic, saying so, rather than taken for a run with nothing to compare.
+func TestSecondGoldenRunPastABoundIsNondeterministic(t *testing.T) {
+	runs := 0
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		runs++
+		d := time.Hour
+		if runs == 2 {
+			d = 20000 * time.Hour // past the default bound of a year
+		}
+		wctx, cancel := env.WithTimeout(ctx, d)
+		defer cancel()
+		env.Await(wctx, "approval")
+		return nil, nil
+	}}
+	_, err := harness.NewRunner(func() harness.Target { return target }, harness.Options{})
+	if !errors.Is(err, harness.ErrNondeterministic) || !strings.Contains(err.Error(), "the second made the same beats and did not finish within the bounds") {
+		t.Fatalf("NewRunner: %v", err)
+	}
+}

@@ -228,6 +228,9 @@ func (rn *Runner) compare(first *run, a *oracle.Observation, r *run, b *oracle.O
 		}
 		return rn.third(n, name, r, b, p.String())
 	}
+	if b == nil { // the same beats, but r stopped at a bound (virtual time) that the first ended within
+		return fmt.Sprintf("the first run finished after %d beats; the second made the same beats and did not finish within the bounds", a.Beats), nil
+	}
 	v := oracle.CheckDeterministic(outcome(a, false), outcome(b, false), oracle.Options{Compare: rn.cmp})
 	if a.Completed != b.Completed || a.Err != b.Err {
 		return v[0].Detail, nil
@@ -448,10 +451,7 @@ func (rn *Runner) RunOnce(s faults.Schedule) *Case {
 }
 
 // runCase runs the case of schedule s once.
-func (rn *Runner) runCase(s faults.Schedule) *Case { return rn.runCaseKeep(s, false) }
-
-// runCaseKeep runs the case of schedule s once; keep keeps its beats even if it passes.
-func (rn *Runner) runCaseKeep(s faults.Schedule, keep bool) *Case { return rn.runCaseAs(s, s, keep) }
+func (rn *Runner) runCase(s faults.Schedule) *Case { return rn.runCaseAs(s, s, false) }
 
 // runCaseAs runs the case of schedule s once, with the workers and against the golden run of
 // schedule like; keep keeps its beats even if it passes.
