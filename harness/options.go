@@ -21,7 +21,8 @@ type Options struct {
 	// switch), which take several to mean anything (default 2, and at least Replicas). Their
 	// cases are judged against a golden run of as many workers; if that golden run applies an
 	// effect more often than the golden run of Replicas workers, the workers repeat effects
-	// with no fault at all (no lease), and every such case fails no-duplicate-effects.
+	// with no fault at all (no lease), and such a case is held to the count of Replicas workers
+	// (oracle.Options.Repeated).
 	FleetReplicas int
 	// MaxRestarts is how many restarts a case may take before its run counts as not
 	// completing (default 10): restarts after a crash, and after a failure of a process that

@@ -59,9 +59,8 @@ type Golden struct {
 
 	maxGap time.Duration // the longest wall-clock time between two beats in either golden run
 
-	overOnce  sync.Once
-	over      string         // what this golden run of several workers applies more often than fewer
-	overTools map[string]int // how many applications more, by tool
+	repeatedOnce sync.Once
+	repeated     map[string]int // what this golden run of several workers repeats (Runner.repeated)
 }
 
 // tearModes are the modes Golden.Tearable answers for: those a campaign lists only where they
@@ -511,10 +510,11 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 		return c
 	}
 	obs := r.observe(x, rn.state(), false)
-	c.Verdict = oracle.Check(gold.obs, obs, oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: rn.ordered})
-	if o.Replicas > rn.o.Replicas && c.Verdict.Outcome != oracle.Unknown {
-		rn.repeats(&c.Verdict, gold)
+	oo := oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: rn.ordered}
+	if o.Replicas > rn.o.Replicas {
+		oo.Repeated = rn.repeated(gold)
 	}
+	c.Verdict = oracle.Check(gold.obs, obs, oo)
 	c.Result, c.State = obs.Result, obs.State
 	for i, b := range r.fired {
 		if b < 0 {
@@ -534,74 +534,26 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	return c
 }
 
-// repeats fails verdict v, of a case judged against golden run gold of more workers than
-// Options.Replicas, with no-duplicate-effects if gold itself repeats effects (overlap): the one
-// violation of that property says so first, and the duplicate counts are at least gold's.
-func (rn *Runner) repeats(v *oracle.Verdict, gold *Golden) {
-	over := rn.overlap(gold)
-	if over == "" {
-		return
-	}
-	v.Outcome = oracle.Fail
-	i := slices.IndexFunc(v.Violations, func(x oracle.Violation) bool { return x.Property == oracle.NoDuplicateEffects })
-	if i < 0 {
-		v.Violations = append([]oracle.Violation{{Property: oracle.NoDuplicateEffects, Detail: over}}, v.Violations...)
-	} else {
-		v.Violations[i].Detail = over + "\n" + v.Violations[i].Detail
-	}
-	n := 0
-	for tool, more := range gold.overTools {
-		if v.DuplicatesByTool == nil {
-			v.DuplicatesByTool = map[string]int{}
-		}
-		v.DuplicatesByTool[tool] = max(v.DuplicatesByTool[tool], more)
-	}
-	for _, d := range v.DuplicatesByTool {
-		n += d
-	}
-	v.Metrics.Duplicates = max(v.Metrics.Duplicates, n)
-}
-
-// overlap returns what golden run gold, of more workers than Options.Replicas (a fleet fault's),
-// applies more often than the golden run of Options.Replicas workers, or "": workers that act at
-// once without a lease, or without checking it, repeat effects with no fault at all, and judged
-// against such a golden run the duplicates would pass and the cases that do not repeat them fail
-// no-lost-effects.
-func (rn *Runner) overlap(gold *Golden) string {
-	gold.overOnce.Do(func() {
-		one, err := rn.Golden(nil)
+// repeated returns what golden run gold, of more workers than Options.Replicas (a fleet
+// fault's), applies more often than the golden run of Options.Replicas workers, each with that
+// run's count (oracle.Options.Repeated), or nil. Only what fewer workers apply too counts: an
+// effect of a worker's own (its name in the arguments) is no repeat.
+func (rn *Runner) repeated(gold *Golden) map[string]int {
+	gold.repeatedOnce.Do(func() {
+		fewer, err := rn.Golden(nil)
 		if err != nil {
 			return
 		}
-		count := map[string]int{}
-		for _, e := range one.obs.Effects {
-			count[e.Identity]++
-		}
-		seen := map[string]int{}
-		var over []string
-		for _, e := range gold.obs.Effects {
-			// Only what fewer workers apply too: an effect of a worker's own (its name in the
-			// arguments) is no repeat.
-			if seen[e.Identity]++; count[e.Identity] > 0 && seen[e.Identity] == count[e.Identity]+1 {
-				over = append(over, e.Identity)
+		for id, n := range gold.obs.EffectCounts() {
+			if m := fewer.obs.EffectCounts()[id]; m > 0 && n > m {
+				if gold.repeated == nil {
+					gold.repeated = map[string]int{}
+				}
+				gold.repeated[id] = m
 			}
 		}
-		if len(over) == 0 {
-			return
-		}
-		tools := map[string]string{}
-		for _, e := range gold.obs.Effects {
-			tools[e.Identity] = e.Tool
-		}
-		gold.overTools = map[string]int{}
-		var parts []string
-		for _, id := range over {
-			gold.overTools[tools[id]] += seen[id] - count[id]
-			parts = append(parts, fmt.Sprintf("%s %d× (with %d: %d×)", id, seen[id], one.r.o.Replicas, count[id]))
-		}
-		gold.over = fmt.Sprintf("with %d workers and no fault the run applies %s: workers that run at once repeat effects (take a lease and check it before acting, or leave the fleet faults out)", gold.r.o.Replicas, strings.Join(parts, ", "))
 	})
-	return gold.over
+	return gold.repeated
 }
 
 // unfiredWhy says why the faults fs did not fire in a run of beats beats, whose golden run has

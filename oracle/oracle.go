@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -75,6 +76,10 @@ func (o *Observation) indexed() *index {
 	return o.index
 }
 
+// EffectCounts returns how often the run applied each effect, by its identity. The map is the
+// observation's own, made once: read it, do not change it.
+func (o *Observation) EffectCounts() map[string]int { return o.indexed().effects }
+
 // Effect is one application of a side effect to the world.
 type Effect struct {
 	Tool     string
@@ -112,6 +117,11 @@ type Options struct {
 	// Ordered names the tools whose effects must happen in the golden run's order, relative to
 	// each other (ordered-effects): reserve before ship.
 	Ordered map[string]bool
+	// Repeated holds the effects the golden run applies more often than a run of fewer workers
+	// does, each with that run's count, which a case is held to instead: a golden run of
+	// several workers (a fleet fault's) whose workers both act, with no lease, repeats effects
+	// with no fault at all, and is no reference for how often they may happen.
+	Repeated map[string]int
 }
 
 // Verdict is the oracle's judgement of one faulty run against the golden run.
@@ -170,7 +180,12 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 		v.fail(Completes, faulty.Err)
 	}
 
-	fx := compareEffects(golden.indexed().effects, faulty.Effects)
+	want := golden.indexed().effects
+	if len(opts.Repeated) > 0 {
+		want = maps.Clone(want)
+		maps.Copy(want, opts.Repeated)
+	}
+	fx := compareEffects(want, faulty.Effects)
 	v.Metrics.Duplicates, v.Metrics.PhantomEffects = fx.dup, fx.phantom
 	if completed { // a run that stopped short lost the rest of its effects by stopping
 		v.Metrics.LostEffects = fx.lost
@@ -183,7 +198,7 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 	}
 	slices.SortStableFunc(v.Excess, func(a, b Effect) int { return a.Beat - b.Beat })
 	if fx.dup > 0 {
-		v.fail(NoDuplicateEffects, fx.detail(fx.dups))
+		v.fail(NoDuplicateEffects, fx.detail(fx.dups)+repeatedNote(golden, fx.dups, opts.Repeated))
 	}
 	if fx.phantom > 0 {
 		v.fail(NoPhantomEffects, fx.detail(fx.phantoms))
@@ -346,6 +361,21 @@ func compareEffects(g map[string]int, faulty []Effect) effects {
 		r.losts = append(r.losts, effectCount{id, g[id], len(f[id]), f[id]})
 	}
 	return r
+}
+
+// repeatedNote says, for the duplicated effects dups that the golden run itself repeats
+// (Options.Repeated), why they are counted against fewer workers' run; "" if none is.
+func repeatedNote(golden *Observation, dups []effectCount, repeated map[string]int) string {
+	var ids []string
+	for _, c := range dups {
+		if _, ok := repeated[c.identity]; ok {
+			ids = append(ids, fmt.Sprintf("%s %d×", c.identity, golden.indexed().effects[c.identity]))
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return "\nthe golden run itself, with no fault, applies " + strings.Join(ids, ", ") + ": its workers run at once and repeat effects (take a lease and check it before acting, or leave the fleet faults out)"
 }
 
 // detail says, a line per effect, how often it was applied and by which calls: the beats at which

@@ -67,6 +67,25 @@ func TestDuplicateNamesTheCallsInBeatOrder(t *testing.T) {
 	}
 }
 
+// An effect the golden run repeats (Options.Repeated: its workers both act) is held to the count
+// fewer workers apply: applying it once loses nothing, applying it as often as the golden run
+// is a duplicate, and the violation says that the golden run repeats it too.
+func TestRepeatedEffectsAreHeldToFewerWorkers(t *testing.T) {
+	golden := done(effects("po {a}", "po {a}", "mail {b}"))
+	repeated := oracle.Options{Repeated: map[string]int{"po {a}": 1}}
+	if v := oracle.Check(golden, done(effects("po {a}", "mail {b}")), repeated); v.Outcome != oracle.Pass {
+		t.Errorf("applied as often as by fewer workers: %s %q", v.Outcome, props(v))
+	}
+	v := oracle.Check(golden, done(effects("po {a}", "po {a}", "mail {b}")), repeated)
+	if props(v) != "no-duplicate-effects" || v.Metrics.Duplicates != 1 || v.DuplicatesByTool["po"] != 1 ||
+		!strings.Contains(v.Violations[0].Detail, "the golden run itself, with no fault, applies po {a} 2×") {
+		t.Errorf("applied as often as by the golden run: %q, %d duplicates, by tool %v: %+v", props(v), v.Metrics.Duplicates, v.DuplicatesByTool, v.Violations)
+	}
+	if v := oracle.Check(golden, done(effects("po {a}", "po {a}", "mail {b}")), oracle.Options{}); v.Outcome != oracle.Pass {
+		t.Errorf("without Repeated the golden run is the reference: %s %q", v.Outcome, props(v))
+	}
+}
+
 func TestStateDiffIsGoldenMinusFaultyPlus(t *testing.T) {
 	g, f := done(nil), done(nil)
 	g.State, f.State = map[string]int{"po": 1}, map[string]int{"po": 2}
