@@ -29,6 +29,7 @@ type bridge struct {
 	fsops chan fsop     // the mount's operations, for the serve loop to run
 	dead  chan struct{} // closed once the process is stopping: the mount runs nothing more
 	ops   int           // the mount's operations run
+	held  tree          // on a plain disk, what the disk holds: the tree last copied in or out
 }
 
 // unwrap returns the filesystem under the fault layer's, for copying outside any beat.
@@ -46,7 +47,8 @@ func bridgeTo(t *Target, env *harness.Env, state string) (*bridge, error) {
 		return nil, fmt.Errorf("process: %w", err)
 	}
 	if t.Disk != FUSE {
-		if err := copyIn(b.disk, state); err != nil {
+		var err error
+		if b.held, err = copyIn(b.disk, state); err != nil {
 			return nil, fmt.Errorf("process: copying the disk into %s: %w", state, err)
 		}
 		return b, nil
@@ -71,7 +73,9 @@ func (b *bridge) atBeat() error {
 	if b.srv != nil {
 		return nil
 	}
-	return syncOut(b.state, b.disk)
+	var err error
+	b.held, err = syncOut(b.state, b.disk, b.held)
+	return err
 }
 
 // run runs one operation of the mount; the serve loop calls it.
@@ -101,7 +105,9 @@ func (b *bridge) close() error {
 		}
 		return nil
 	}
-	return syncOut(b.state, b.disk)
+	var err error
+	b.held, err = syncOut(b.state, b.disk, b.held)
+	return err
 }
 
 // fsop is one filesystem operation of the mount, for the serve loop to run.

@@ -18,27 +18,39 @@ import (
 // leave (the page cache outlives the process), and a kill's crash state can be derived from the
 // golden recording like any other.
 
-// copyIn writes the tree of src into the directory dir.
-func copyIn(src afero.Fs, dir string) error {
+// copyIn writes the tree of src into the directory dir, and returns it.
+func copyIn(src afero.Fs, dir string) (tree, error) {
 	t, err := readTree(src)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return t.write(dir)
+	if t == nil {
+		t = tree{} // known to be empty
+	}
+	if err := t.write(dir); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
-// syncOut makes dst hold what the directory dir holds, fsynced: it writes the files that differ,
-// makes the directories that are missing, removes what dir no longer has, and fsyncs the
-// directories whose entries changed. Anything but regular files and directories (a symbolic
-// link, a socket) is left out.
-func syncOut(dir string, dst afero.Fs) error {
+// syncOut makes dst, which holds the tree have, hold what the directory dir holds, fsynced: it
+// writes the files that differ, makes the directories that are missing, removes what dir no
+// longer has, and fsyncs the directories whose entries changed; and returns the tree dst then
+// holds. Anything but regular files and directories (a symbolic link, a socket) is left out.
+// have is what copyIn or the last syncOut returned (nothing else writes dst meanwhile, so dst
+// is not read back at every beat), or nil for unknown; after an error syncOut returns nil.
+func syncOut(dir string, dst afero.Fs, have tree) (tree, error) {
 	want, err := readDir(dir)
 	if err != nil {
-		return fmt.Errorf("copying %s back to the disk: %w", dir, err)
+		return nil, fmt.Errorf("copying %s back to the disk: %w", dir, err)
 	}
-	have, err := readTree(dst)
-	if err != nil {
-		return fmt.Errorf("copying %s back to the disk: %w", dir, err)
+	if want == nil {
+		want = tree{} // known to be empty
+	}
+	if have == nil { // unknown, after an error
+		if have, err = readTree(dst); err != nil {
+			return nil, fmt.Errorf("copying %s back to the disk: %w", dir, err)
+		}
 	}
 	wanted := make(map[string]*treeEntry, len(want))
 	for i := range want {
@@ -53,7 +65,7 @@ func syncOut(dir string, dst afero.Fs) error {
 		e := &have[i]
 		if w := wanted[e.path]; w == nil || w.dir != e.dir {
 			if err := dst.RemoveAll("/" + e.path); err != nil {
-				return err
+				return nil, err
 			}
 			changed[parent(e.path)] = true
 		}
@@ -66,22 +78,22 @@ func syncOut(dir string, dst afero.Fs) error {
 		switch {
 		case w.dir && h == nil:
 			if err := dst.Mkdir("/"+w.path, w.perm); err != nil {
-				return err
+				return nil, err
 			}
 			changed[parent(w.path)], changed[w.path] = true, true
 		case w.dir && h.perm != w.perm:
 			if err := dst.Chmod("/"+w.path, w.perm); err != nil {
-				return err
+				return nil, err
 			}
 		case !w.dir && (h == nil || !bytes.Equal(h.data, w.data) || h.perm != w.perm):
 			if err := writeSynced(dst, "/"+w.path, w.data, w.perm); err != nil {
-				return err
+				return nil, err
 			}
 			if h == nil {
 				changed[parent(w.path)] = true
 			} else if h.perm != w.perm {
 				if err := dst.Chmod("/"+w.path, w.perm); err != nil {
-					return err
+					return nil, err
 				}
 			}
 		}
@@ -93,10 +105,10 @@ func syncOut(dir string, dst afero.Fs) error {
 	slices.Sort(dirs) // the same operations in the same order every time
 	for _, d := range dirs {
 		if err := syncDir(dst, "/"+d); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return want, nil
 }
 
 // parent returns the directory of the slash-separated relative path p, "" for the root.
