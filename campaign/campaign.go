@@ -14,11 +14,12 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
 // Target is a target of a campaign: the name its cases, reports and replay commands use, and a
-// constructor of one instance per process (see harness.NewRunner).
+// constructor of one instance per process (see sim.NewRunner).
 type Target struct {
 	Name string
 	New  func() harness.Target
@@ -85,7 +86,7 @@ func (e *TargetError) Unwrap() error { return e.Err }
 // journaled as it finishes (see RunOptions). An error in writing the journal does not stop the
 // campaign: Run returns the complete report together with that error. A target whose golden
 // run cannot be recorded stops the campaign before any case runs, with a *TargetError naming
-// it, which wraps harness.ErrNondeterministic if the target is not deterministic.
+// it, which wraps sim.ErrNondeterministic if the target is not deterministic.
 //
 // When ctx is done, Run stops at once, golden runs and cases alike (their processes are ended),
 // journals no case it did not finish, and returns an error wrapping ErrInterrupted and ctx's
@@ -187,9 +188,9 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 }
 
 // runners records the golden run of each of the campaign's targets, in order, with options o,
-// under ctx (harness.NewRunnerContext).
-func (c *Campaign) runners(ctx context.Context, o Options) ([]*harness.Runner, error) {
-	var runners []*harness.Runner
+// under ctx (sim.NewRunnerContext).
+func (c *Campaign) runners(ctx context.Context, o Options) ([]*sim.Runner, error) {
+	var runners []*sim.Runner
 	for _, t := range c.Targets {
 		rn, err := NewRunner(ctx, t, o)
 		if err != nil {
@@ -203,7 +204,7 @@ func (c *Campaign) runners(ctx context.Context, o Options) ([]*harness.Runner, e
 // NewRunner records target t's golden runs under ctx, as every way in does (a campaign, a
 // replay, a benchmark, a go test): the runner is named for t, and a case's replay command is t's
 // (Target.Repro) with o's seed, or ReplayCommand. Its error is a *TargetError naming t.
-func NewRunner(ctx context.Context, t Target, o Options) (*harness.Runner, error) {
+func NewRunner(ctx context.Context, t Target, o Options) (*sim.Runner, error) {
 	ho := o.Options
 	ho.Name = t.Name
 	repro := t.Repro
@@ -211,7 +212,7 @@ func NewRunner(ctx context.Context, t Target, o Options) (*harness.Runner, error
 		repro = func(seed uint64, s faults.Schedule) string { return ReplayCommand(t.Name, seed, s) }
 	}
 	ho.Repro = func(s faults.Schedule) string { return repro(o.Seed, s) }
-	rn, err := harness.NewRunnerContext(ctx, t.New, ho)
+	rn, err := sim.NewRunnerContext(ctx, t.New, ho)
 	if err != nil {
 		return nil, &TargetError{Target: t.Name, Err: err}
 	}
@@ -279,7 +280,7 @@ func (c *Campaign) Report(cases []reports.Case, golden map[string]int) *reports.
 // the campaign, at the same index, in the shard (they are not if the target changed since they
 // were journaled). It draws every schedule once to check and count them; the sequences it
 // returns draw them again as they run.
-func (c *Campaign) plan(runners []*harness.Runner, o Options, resumed *JournalState, only []string) ([]iter.Seq2[int, faults.Schedule], int, error) {
+func (c *Campaign) plan(runners []*sim.Runner, o Options, resumed *JournalState, only []string) ([]iter.Seq2[int, faults.Schedule], int, error) {
 	var done []entry
 	if resumed != nil {
 		done = resumed.entries
@@ -405,7 +406,7 @@ func ParseRestart(text string) (int, error) {
 
 // CaseID returns the ID of the case of the named target under schedule s: unique in a report.
 func CaseID(target string, s faults.Schedule) string {
-	return (&harness.Case{Target: target, Schedule: s}).ID()
+	return (&sim.Case{Target: target, Schedule: s}).ID()
 }
 
 // openJournal starts the campaign's journal, or reopens the one it resumes.
@@ -447,7 +448,7 @@ func (r *recorder) start(done []entry, total int) {
 	}
 }
 
-func (r *recorder) record(index int, hc *harness.Case) {
+func (r *recorder) record(index int, hc *sim.Case) {
 	c := Report(hc, index)
 	if r.journal != nil {
 		r.journal.add(&c)
@@ -495,7 +496,7 @@ func (r *recorder) source(ro RunOptions, done []entry) func(fn func(*reports.Cas
 }
 
 // Report returns case c, the index-th of its target's campaign, as a report holds it.
-func Report(c *harness.Case, index int) reports.Case {
+func Report(c *sim.Case, index int) reports.Case {
 	v := c.Verdict
 	rc := reports.Case{
 		Target:           c.Target,

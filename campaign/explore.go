@@ -6,14 +6,14 @@ import (
 	"sync"
 
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/sim"
 	"golang.org/x/sync/errgroup"
 )
 
 // Explore runs the campaign over rn's target (the schedules of Schedules, or of Options.Shard
 // only) and returns its cases in schedule order. In Random mode each failure is shrunk. When
 // ctx is done it stops early: cases not run are nil.
-func Explore(ctx context.Context, rn *harness.Runner, o Options) ([]*harness.Case, error) {
+func Explore(ctx context.Context, rn *sim.Runner, o Options) ([]*sim.Case, error) {
 	scheds, err := Schedules(rn, o)
 	if err != nil {
 		return nil, err
@@ -37,10 +37,10 @@ func Explore(ctx context.Context, rn *harness.Runner, o Options) ([]*harness.Cas
 // gives each schedule's index in its campaign, which OnCase receives; otherwise that is its
 // position in scheds. Results do not depend on the number of workers. When ctx is done Run
 // stops early: cases not run are nil.
-func Run(ctx context.Context, rn *harness.Runner, scheds []faults.Schedule, index []int, o Options) []*harness.Case {
-	cases := make([]*harness.Case, len(scheds))
+func Run(ctx context.Context, rn *sim.Runner, scheds []faults.Schedule, index []int, o Options) []*sim.Case {
+	cases := make([]*sim.Case, len(scheds))
 	onCase := o.OnCase
-	o.OnCase = func(i int, c *harness.Case) {
+	o.OnCase = func(i int, c *sim.Case) {
 		cases[i] = c
 		if onCase != nil {
 			if index != nil {
@@ -64,9 +64,9 @@ func Run(ctx context.Context, rn *harness.Runner, scheds []faults.Schedule, inde
 // case to Options.OnCase with its index as it finishes. It keeps no case, and draws a schedule
 // from seq only when a worker is free for it, so that a campaign of any size runs in memory
 // that depends on the number of workers only. When ctx is done Stream stops early; a case
-// rn's own context stopped (harness.NewRunnerContext), or stopped while it was shrunk, is not
+// rn's own context stopped (sim.NewRunnerContext), or stopped while it was shrunk, is not
 // handed on.
-func Stream(ctx context.Context, rn *harness.Runner, seq iter.Seq2[int, faults.Schedule], o Options) {
+func Stream(ctx context.Context, rn *sim.Runner, seq iter.Seq2[int, faults.Schedule], o Options) {
 	o = o.withDefaults()
 	var mu sync.Mutex
 	g, ctx := errgroup.WithContext(ctx)

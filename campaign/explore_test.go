@@ -14,6 +14,7 @@ import (
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
@@ -22,16 +23,16 @@ func agent(v reference.Variant) func() harness.Target {
 	return func() harness.Target { return reference.New(v, reference.Onboarding()) }
 }
 
-func newRunner(t testing.TB, newTarget func() harness.Target, opts harness.Options) *harness.Runner {
+func newRunner(t testing.TB, newTarget func() harness.Target, opts harness.Options) *sim.Runner {
 	t.Helper()
-	rn, err := harness.NewRunner(newTarget, opts)
+	rn, err := sim.NewRunner(newTarget, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rn
 }
 
-func explore(t testing.TB, rn *harness.Runner, opts campaign.Options) []*harness.Case {
+func explore(t testing.TB, rn *sim.Runner, opts campaign.Options) []*sim.Case {
 	t.Helper()
 	cases, err := campaign.Explore(context.Background(), rn, opts)
 	if err != nil {
@@ -41,7 +42,7 @@ func explore(t testing.TB, rn *harness.Runner, opts campaign.Options) []*harness
 }
 
 // reportJSON is a case as its report holds it, wall-clock time aside.
-func reportJSON(t testing.TB, c *harness.Case) string {
+func reportJSON(t testing.TB, c *sim.Case) string {
 	rc := campaign.Report(c, 0)
 	rc.DurationMs = 0
 	b, err := json.Marshal(rc)
@@ -160,7 +161,7 @@ func TestOneRandomEngine(t *testing.T) {
 // variant that never fsyncs its directories, which loses its log's directory entry; and, at
 // every beat where something not fsynced could survive, a power loss keeping a subset of it.
 func ExampleExplore() {
-	rn, err := harness.NewRunner(agent(reference.NoDirsync), harness.Options{Name: "no-dirsync"})
+	rn, err := sim.NewRunner(agent(reference.NoDirsync), harness.Options{Name: "no-dirsync"})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -8,6 +8,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // A fault fires only at a beat that admits its kind, so a campaign lists faults only where they
@@ -17,7 +18,7 @@ import (
 // faults only to earlier beats where they still fire. Every tool fault of the random campaign
 // fires, as does every fault of every shrunk schedule, which still breaks what its case broke.
 func TestCampaignFaultsFireWhereTheyAreWritten(t *testing.T) {
-	rn, err := harness.NewRunner(func() harness.Target {
+	rn, err := sim.NewRunner(func() harness.Target {
 		return reference.New(reference.AmbiguousAsFailed, reference.Onboarding())
 	}, harness.Options{Name: "reference/ambiguous-as-failed"})
 	if err != nil {

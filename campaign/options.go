@@ -8,6 +8,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // Mode says how a campaign chooses its schedules.
@@ -62,7 +63,7 @@ type Options struct {
 	// depth 2 the campaign also lists, after every single-fault case, a kill at each beat of the
 	// golden run followed by a power cut (each power mode Faults asks for) at each beat of the
 	// recovery, from the restarted process's first beat to its first mark (see
-	// harness.Runner.Recovery): a recovery that builds on records the killed process left in the
+	// sim.Runner.Recovery): a recovery that builds on records the killed process left in the
 	// page cache without fsyncing them first loses them to that power cut. It needs kill and
 	// power among Faults.
 	Depth int
@@ -87,7 +88,7 @@ type Options struct {
 	// OnCase, if set, is called with each case as it finishes (after shrinking), in the order
 	// cases finish, from one goroutine at a time, with the case's index in the list of
 	// schedules.
-	OnCase func(index int, c *harness.Case)
+	OnCase func(index int, c *sim.Case)
 }
 
 // DefaultCases is the number of schedules a Random campaign runs when Options.Cases is 0.

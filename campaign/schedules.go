@@ -9,7 +9,7 @@ import (
 	"slices"
 
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // Schedules returns the schedules of a campaign over rn's target, in the order they run.
@@ -26,7 +26,7 @@ import (
 //
 // It returns an error if the golden run a kind needs (with several workers, for the fleet
 // faults) cannot be recorded.
-func Schedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
+func Schedules(rn *sim.Runner, o Options) ([]faults.Schedule, error) {
 	seq, err := ScheduleSeq(rn, o)
 	if err != nil {
 		return nil, err
@@ -42,7 +42,7 @@ func Schedules(rn *harness.Runner, o Options) ([]faults.Schedule, error) {
 // when it is asked for, so that a campaign of any size holds none of them in memory. (A Random
 // campaign remembers a 64-bit hash of each schedule drawn, to draw no schedule twice.) Each
 // iteration yields the same schedules in the same order.
-func ScheduleSeq(rn *harness.Runner, o Options) (iter.Seq[faults.Schedule], error) {
+func ScheduleSeq(rn *sim.Runner, o Options) (iter.Seq[faults.Schedule], error) {
 	o = o.withDefaults()
 	for _, k := range o.Faults {
 		if why := rn.Unsupported(k); why != "" {
@@ -80,8 +80,8 @@ func ScheduleSeq(rn *harness.Runner, o Options) (iter.Seq[faults.Schedule], erro
 }
 
 // exhaustive returns the schedules of an Exhaustive campaign, every one (see Schedules).
-func exhaustive(rn *harness.Runner, o Options) (iter.Seq[faults.Schedule], error) {
-	goldens := make([]*harness.Golden, len(o.Faults))
+func exhaustive(rn *sim.Runner, o Options) (iter.Seq[faults.Schedule], error) {
+	goldens := make([]*sim.Golden, len(o.Faults))
 	for i, kind := range o.Faults {
 		g, err := rn.Golden(faults.Schedule{{Kind: kind}})
 		if err != nil {
@@ -104,7 +104,7 @@ func exhaustive(rn *harness.Runner, o Options) (iter.Seq[faults.Schedule], error
 // crashThenPower yields the schedules Depth 2 adds (see Options.Depth): a kill at each beat of
 // the golden run where one applies, then a power cut in each mode of power at each beat of the
 // recovery. It returns false if yield did.
-func crashThenPower(rn *harness.Runner, o Options, yield func(faults.Schedule) bool) bool {
+func crashThenPower(rn *sim.Runner, o Options, yield func(faults.Schedule) bool) bool {
 	if !slices.Contains(o.Faults, faults.Kill) || !slices.Contains(o.Faults, faults.Power) {
 		return true
 	}
@@ -130,7 +130,7 @@ func crashThenPower(rn *harness.Runner, o Options, yield func(faults.Schedule) b
 
 // exhaustiveKind yields the schedules of one fault kind of an Exhaustive campaign over golden
 // run g, and returns false if yield did.
-func exhaustiveKind(g *harness.Golden, kind faults.Kind, o Options, yield func(faults.Schedule) bool) bool {
+func exhaustiveKind(g *sim.Golden, kind faults.Kind, o Options, yield func(faults.Schedule) bool) bool {
 	info, _ := kind.Info()
 	for k := range g.Len() {
 		b := g.Beat(k)
@@ -186,7 +186,7 @@ func (e *UnsupportedError) Error() string {
 }
 
 // randomSchedules draws Options.Cases distinct schedules from the seed, lazily.
-func randomSchedules(rn *harness.Runner, o Options) (iter.Seq[faults.Schedule], error) {
+func randomSchedules(rn *sim.Runner, o Options) (iter.Seq[faults.Schedule], error) {
 	d, err := newDrawer(rn, o)
 	if err != nil {
 		return nil, err
@@ -268,11 +268,11 @@ const maxMisses = 1000
 // worker, or to a chosen one), a diskfull lasting Options.DiskFullFor. The first fault falls on
 // a beat of the golden run at which its kind applies, so that it fires; the others fall at
 // distinct later beats reaching half again past the golden run, so that they land in
-// recoveries. A fault fires only at a beat that admits its kind (harness.Beat.Admits), and the
+// recoveries. A fault fires only at a beat that admits its kind (sim.Beat.Admits), and the
 // beats of a recovery are not the golden run's: a later fault of a kind that fires only at some
 // beats (a diskfull at a write, a tool fault at a tool call) is put at the first beat at or after
 // the one drawn for it where it fires in the run of the faults before it (which
-// harness.Runner.Beats runs), and is left out if there is none, so that every such fault fires
+// sim.Runner.Beats runs), and is left out if there is none, so that every such fault fires
 // where it is written (and no two schedules drawn name one case for it). A later fault of a kind
 // that fires at any beat stays where it was drawn, with no run to place it: past the run's end it
 // does not fire, which the case records.
@@ -281,7 +281,7 @@ const maxMisses = 1000
 // It is the one engine behind random schedules: a Random campaign picks from a source seeded by
 // Options.Seed, and package chaoskittest can pick through rapid. It returns an error if no kind
 // of Options.Faults applies to any beat of the golden run.
-func Draw(rn *harness.Runner, o Options, pick func(n int, what string) int) (faults.Schedule, error) {
+func Draw(rn *sim.Runner, o Options, pick func(n int, what string) int) (faults.Schedule, error) {
 	d, err := newDrawer(rn, o)
 	if err != nil {
 		return nil, err
@@ -291,16 +291,16 @@ func Draw(rn *harness.Runner, o Options, pick func(n int, what string) int) (fau
 
 // drawer draws random schedules for one target.
 type drawer struct {
-	rn      *harness.Runner
+	rn      *sim.Runner
 	o       Options
 	fleet   int                      // workers of a fleet
-	goldens [2]*harness.Golden       // of one worker, of a fleet
+	goldens [2]*sim.Golden           // of one worker, of a fleet
 	admits  [2]map[faults.Kind][]int // the golden beats each kind applies at, per golden
 	usable  [2][]faults.Kind         // the kinds that apply somewhere, per golden
 	probes  *probes                  // where later faults can fire, by the faults before them
 }
 
-func newDrawer(rn *harness.Runner, o Options) (*drawer, error) {
+func newDrawer(rn *sim.Runner, o Options) (*drawer, error) {
 	o = o.withDefaults()
 	d := &drawer{rn: rn, o: o, fleet: rn.Options().FleetReplicas, probes: newProbes()}
 	for i, s := range []faults.Schedule{nil, {{Kind: faults.Lease}}} {
@@ -427,7 +427,7 @@ func newProbes() *probes { return &probes{runs: map[string][]uint32{}} }
 
 // get returns, for each beat of the run of s without its faults from the n-th on (with the
 // workers s runs with), a bit per kind of kinds that it admits.
-func (p *probes) get(rn *harness.Runner, kinds []faults.Kind, s faults.Schedule, n int) []uint32 {
+func (p *probes) get(rn *sim.Runner, kinds []faults.Kind, s faults.Schedule, n int) []uint32 {
 	key := s[:n].String()
 	for _, f := range s { // the run has a fleet's workers if s has a fleet fault anywhere
 		if isFleet(f.Kind) {
@@ -460,7 +460,7 @@ func (p *probes) get(rn *harness.Runner, kinds []faults.Kind, s faults.Schedule,
 // beat of the golden run where they apply (torn where no write would tear otherwise than a plain
 // power loss, callback-dup without an asynchronous tool), or, in Random mode, none drawn. Nothing
 // is decided about them, so a campaign that asked for them has not passed them.
-func NoCase(rn *harness.Runner, o Options) ([]string, error) {
+func NoCase(rn *sim.Runner, o Options) ([]string, error) {
 	o = o.withDefaults()
 	seq, err := ScheduleSeq(rn, o)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // BenchmarkExhaustiveSchedules lists the schedules of an exhaustive storage campaign over
@@ -21,7 +22,7 @@ func BenchmarkExhaustiveSchedules(b *testing.B) {
 			opts := campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.Torn}}
 			for b.Loop() {
 				b.StopTimer()
-				rn, err := harness.NewRunner(reference.Synthetic(beats), harness.Options{})
+				rn, err := sim.NewRunner(reference.Synthetic(beats), harness.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

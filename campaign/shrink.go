@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // maxShrinkRuns bounds the cases one shrink may run.
@@ -19,7 +19,7 @@ const maxShrinkRuns = 300
 // again sooner). It is deterministic, and runs at most 300 cases.
 //
 // Every fault of the schedule it returns fires. A fault fires only at a beat that admits its kind
-// (harness.Beat.Admits), so a fault is moved only to an earlier beat of the failing run that
+// (sim.Beat.Admits), so a fault is moved only to an earlier beat of the failing run that
 // admits it; and the faults of a schedule that did not fire (a fault of a random schedule past
 // the run's end, or one a change earlier in the run left at another sort of beat) are dropped
 // from it, since its run is the same without them: the schedule returned is never another name
@@ -33,7 +33,7 @@ const maxShrinkRuns = 300
 // one that a disk full for good breaks by itself: never for completes or bounded-work-lost,
 // while a duplicated effect or a wrong state that a harness reaches even on a disk that never
 // has space again is a simpler story without the duration.
-func Shrink(rn *harness.Runner, c *harness.Case, o Options) faults.Schedule {
+func Shrink(rn *sim.Runner, c *sim.Case, o Options) faults.Schedule {
 	o = o.withDefaults()
 	if len(c.Verdict.Violations) == 0 {
 		return c.Schedule
@@ -70,7 +70,7 @@ const shortestFull = time.Second
 
 // shrinkCandidates lists simpler variants of s, simplest first, given the beats of its run; pauses
 // are the shorter lease pauses to try; forGood lets a full disk lose its duration.
-func shrinkCandidates(s faults.Schedule, beats []harness.Beat, pauses []time.Duration, forGood bool) []faults.Schedule {
+func shrinkCandidates(s faults.Schedule, beats []sim.Beat, pauses []time.Duration, forGood bool) []faults.Schedule {
 	var out []faults.Schedule
 	if len(s) > 1 {
 		for i := range s {

@@ -20,6 +20,7 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
@@ -103,9 +104,9 @@ func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options)
 		t.Errorf("chaoskit: %s: nothing was decided under %s: the campaign has no case of them (no beat of the golden run where they apply); leave them out of Options.Faults", opts.Name, missing)
 	}
 	start := time.Now()
-	var cases []*harness.Case
+	var cases []*sim.Case
 	if tt, ok := t.(*testing.T); ok {
-		cases = make([]*harness.Case, len(scheds))
+		cases = make([]*sim.Case, len(scheds))
 		tt.Cleanup(func() { report(t, rn, opts, set.out, cases, time.Since(start)) })
 		var mu sync.Mutex
 		for i, s := range scheds {
@@ -135,9 +136,9 @@ func Check(t testing.TB, newTarget func() harness.Target, opts campaign.Options)
 // report prints what a Check's cases came to: the first few failures in full (shrunk, in
 // random mode), what was not checked, and a count; and writes the report directory when asked.
 // Cases not run (a subtest -run left out) are nil.
-func report(t testing.TB, rn *harness.Runner, opts campaign.Options, out string, cases []*harness.Case, took time.Duration) {
+func report(t testing.TB, rn *sim.Runner, opts campaign.Options, out string, cases []*sim.Case, took time.Duration) {
 	t.Helper()
-	ran := slices.DeleteFunc(slices.Clone(cases), func(c *harness.Case) bool { return c == nil })
+	ran := slices.DeleteFunc(slices.Clone(cases), func(c *sim.Case) bool { return c == nil })
 	if out != "" && len(ran) > 0 {
 		dir, err := writeReport(out, t.Name(), rn, opts, ran, took)
 		if err != nil {
@@ -183,7 +184,7 @@ func report(t testing.TB, rn *harness.Runner, opts campaign.Options, out string,
 }
 
 // refusedNote says that case c passed by refusing to go on, and what such a pass may hide.
-func refusedNote(c *harness.Case) string {
+func refusedNote(c *sim.Case) string {
 	return "passed as refused (" + c.Verdict.Refused + "); a refusal where no tool call was in doubt, after a power cut or a torn write, usually hides durable state the harness lost"
 }
 
@@ -228,7 +229,7 @@ func settings() (setting, error) {
 
 // writeReport writes the report directory of a Check's campaign under -chaoskit.out, in a
 // subdirectory named for the test, and returns its path.
-func writeReport(out, test string, rn *harness.Runner, opts campaign.Options, cases []*harness.Case, took time.Duration) (string, error) {
+func writeReport(out, test string, rn *sim.Runner, opts campaign.Options, cases []*sim.Case, took time.Duration) (string, error) {
 	c := &campaign.Campaign{Targets: []campaign.Target{{Name: opts.Name}}, Options: opts}
 	var rcs []reports.Case
 	for i, hc := range cases {

@@ -18,6 +18,7 @@ import (
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 	"pgregory.net/rapid"
 )
@@ -153,7 +154,7 @@ func ExampleCheck() {
 // Schedules lets rapid draw the schedules a Random campaign would, and shrink them: every one
 // is valid, and the correct agent survives each.
 func TestSchedulesGenerator(t *testing.T) {
-	rn, err := harness.NewRunner(agent(reference.Correct), harness.Options{})
+	rn, err := sim.NewRunner(agent(reference.Correct), harness.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package chaoskittest
 import (
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/sim"
 	"pgregory.net/rapid"
 )
 
@@ -17,7 +17,7 @@ import (
 //	})
 //
 // It panics if no kind of opts.Faults applies to any beat of the target's golden run.
-func Schedules(rn *harness.Runner, opts campaign.Options) *rapid.Generator[faults.Schedule] {
+func Schedules(rn *sim.Runner, opts campaign.Options) *rapid.Generator[faults.Schedule] {
 	return rapid.Custom(func(rt *rapid.T) faults.Schedule {
 		s, err := campaign.Draw(rn, opts, func(n int, what string) int { return rapid.IntRange(0, n-1).Draw(rt, what) })
 		if err != nil {

@@ -42,7 +42,7 @@ func (f Fault) appendTo(b *strings.Builder) {
 		b.WriteString(strconv.FormatInt(f.Bytes, 10))
 		if info.Lasts && f.Dur > 0 {
 			b.WriteByte('+')
-			b.WriteString(formatDuration(f.Dur))
+			b.WriteString(FormatDuration(f.Dur))
 		}
 	case ModeArg:
 		if f.Mode != "" && f.Mode != info.Modes[0] {
@@ -51,7 +51,7 @@ func (f Fault) appendTo(b *strings.Builder) {
 		}
 	case DurationArg:
 		b.WriteByte('+')
-		b.WriteString(formatDuration(f.Dur))
+		b.WriteString(FormatDuration(f.Dur))
 	case WorkerArg:
 		if f.Worker > 0 {
 			b.WriteByte(':')
@@ -60,8 +60,8 @@ func (f Fault) appendTo(b *strings.Builder) {
 	}
 }
 
-// formatDuration writes d the shortest way time.ParseDuration reads back: "45s", "2h", "1h30m".
-func formatDuration(d time.Duration) string {
+// FormatDuration writes d the shortest way time.ParseDuration reads back: "45s", "2h", "1h30m".
+func FormatDuration(d time.Duration) string {
 	s := d.String()
 	for _, unit := range []string{"h", "m"} {
 		s = strings.Replace(s, unit+"0m0s", unit, 1)

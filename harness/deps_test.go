@@ -25,3 +25,21 @@ func TestLibraryLinksNoTestingCode(t *testing.T) {
 		}
 	}
 }
+
+// Package harness is the API a target is written against: it links nothing of the kernel that
+// runs it (package sim) or of the world the kernel simulates, which both import it instead.
+func TestHarnessLinksNoKernel(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	for _, bad := range []string{"github.com/chaoskit/chaoskit/sim", "github.com/chaoskit/chaoskit/internal/world"} {
+		if slices.Contains(deps, bad) {
+			t.Errorf("package harness links %s", bad)
+		}
+	}
+	if !slices.Contains(deps, "github.com/chaoskit/chaoskit/internal/envlink") {
+		t.Errorf("go list -deps does not list internal/envlink, through which the kernel makes an Env:\n%s", out)
+	}
+}

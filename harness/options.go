@@ -6,7 +6,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 )
 
-// Options configure how a Runner runs cases. The zero value is valid: one worker, seed 0.
+// Options configure how a sim.Runner runs cases. The zero value is valid: one worker, seed 0.
 type Options struct {
 	// Name names the target in cases and their replay commands; the default is "target".
 	Name string
@@ -60,11 +60,11 @@ type Options struct {
 	// NoDerive makes every case re-run the golden prefix instead of deriving its crash state
 	// from the recorded golden run. Results are the same, only slower; it exists to check that.
 	NoDerive bool
-	// Repro, if set, returns the command that replays a case (Case.Repro): package campaign's
+	// Repro, if set, returns the command that replays a case (sim.Case.Repro): package campaign's
 	// ReplayCommand for the command line, a go test command in package chaoskittest.
 	Repro func(schedule faults.Schedule) string
 	// MaxBeats bounds a golden run in beats, and MaxVirtualTime in virtual time: a golden run that
-	// reaches either without finishing is refused with a *BoundError, for it has no other
+	// reaches either without finishing is refused with a *sim.BoundError, for it has no other
 	// reference for its length (a case is bounded by its golden run's). The defaults,
 	// DefaultMaxBeats and DefaultMaxVirtualTime, are far above what real harnesses need; a harness
 	// that needs more sets them higher. Neither changes a case: they decide only whether a golden
@@ -73,7 +73,7 @@ type Options struct {
 	MaxVirtualTime time.Duration
 	// OnGolden, if set, is called as a golden run goes on, a few times a second of wall-clock
 	// time at most, on the goroutine of the target's thread: for a progress display. It must
-	// return quickly and must not call the Runner.
+	// return quickly and must not call the sim.Runner.
 	OnGolden func(GoldenProgress)
 }
 
@@ -123,42 +123,3 @@ const (
 	RestartAlways = 0
 	RestartNever  = -1
 )
-
-func (o Options) withDefaults() Options {
-	if o.Name == "" {
-		o.Name = "target"
-	}
-	if o.Replicas <= 0 {
-		o.Replicas = 1
-	}
-	if o.FleetReplicas <= 0 {
-		o.FleetReplicas = 2
-	}
-	if o.MaxRestarts <= 0 {
-		o.MaxRestarts = 10
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	if o.RestartBackoff == (Backoff{}) {
-		o.RestartBackoff = DefaultBackoff
-	}
-	if o.RestartDelay <= 0 {
-		o.RestartDelay = time.Second
-	}
-	if o.Sector <= 0 {
-		o.Sector = 512
-	}
-	if o.MaxBeats <= 0 {
-		o.MaxBeats = DefaultMaxBeats
-	}
-	if o.MaxVirtualTime <= 0 {
-		o.MaxVirtualTime = DefaultMaxVirtualTime
-	}
-	m, err := faults.ParseFSModel(string(o.FSModel))
-	if err != nil {
-		panic("harness: Options.FSModel: " + err.Error())
-	}
-	o.FSModel = m
-	return o
-}

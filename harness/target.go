@@ -14,7 +14,7 @@ import (
 //
 // Run is the target's main: it runs the harness to completion, or resumes it from whatever
 // env.FS holds, and returns its result. chaoskit builds a new instance for every process (see
-// NewRunner and Fresh) and calls Run on it once: for the golden run, and again after every crash
+// sim.NewRunner and Fresh) and calls Run on it once: for the golden run, and again after every crash
 // on the disk the crash left. Everything the instance and Run keep in memory dies with the
 // process; only what it wrote through env.FS, and what it did to the world through env.Call,
 // survives. Keep to the Env (no os files, no time.Now, no global rand) and Run is
@@ -70,17 +70,17 @@ type Limits struct {
 	// that say what would lift the limit. A case of such a kind is unknown, with that reason.
 	Unsupported map[faults.Kind]string
 	// OneWorker, if set, says why the target cannot run with more than one worker (Options.
-	// Replicas); NewRunner refuses more, with that reason.
+	// Replicas); sim.NewRunner refuses more, with that reason.
 	OneWorker string
 }
 
 // Fresh returns a constructor of targets that hands every process its own copy of template,
-// for NewRunner: the common case of a target whose configuration is its fields and whose
+// for sim.NewRunner: the common case of a target whose configuration is its fields and whose
 // progress, if it keeps any in memory, starts from template's. The copy is shallow: maps,
 // slices and pointers in template are shared by every process, so keep progress out of them,
 // or write the constructor yourself.
 //
-//	rn, err := harness.NewRunner(harness.Fresh(orders.Agent{Store: "orders.log"}), opts)
+//	rn, err := sim.NewRunner(harness.Fresh(orders.Agent{Store: "orders.log"}), opts)
 //
 // Pass the template by value, whether its methods have value or pointer receivers: Fresh calls
 // them on a pointer to each copy. A pointer, harness.Fresh(&process.Target{...}), does not

@@ -11,11 +11,12 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // tested is a runner of the reference agent with the campaign options it was made with.
 type tested struct {
-	*harness.Runner
+	*sim.Runner
 	opts campaign.Options
 }
 
@@ -23,7 +24,7 @@ type tested struct {
 func runner(t testing.TB, v reference.Variant, task reference.Task, opts campaign.Options) *tested {
 	t.Helper()
 	opts.Name = reference.New(v, task).Name()
-	rn, err := harness.NewRunner(func() harness.Target { return reference.New(v, task) }, opts.Options)
+	rn, err := sim.NewRunner(func() harness.Target { return reference.New(v, task) }, opts.Options)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func runner(t testing.TB, v reference.Variant, task reference.Task, opts campaig
 }
 
 // explore runs the campaign.
-func (rn *tested) explore(t testing.TB) []*harness.Case {
+func (rn *tested) explore(t testing.TB) []*sim.Case {
 	t.Helper()
 	cases, err := campaign.Explore(context.Background(), rn.Runner, rn.opts)
 	if err != nil {
@@ -41,7 +42,7 @@ func (rn *tested) explore(t testing.TB) []*harness.Case {
 }
 
 // golden returns the golden run with one worker.
-func (rn *tested) golden() *harness.Golden {
+func (rn *tested) golden() *sim.Golden {
 	g, _ := rn.Golden(nil) // the runner recorded it
 	return g
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
@@ -17,15 +18,15 @@ func correct() harness.Target { return reference.New(reference.Correct, referenc
 // bareRun runs the reference agent once, uninterrupted, on a plain afero.MemMapFs, outside
 // chaoskit.
 func bareRun(b *testing.B) {
-	if _, err := harness.RunBare(correct, afero.NewMemMapFs(), harness.Options{}); err != nil {
+	if _, err := sim.RunBare(correct, afero.NewMemMapFs(), harness.Options{}); err != nil {
 		b.Fatal(err)
 	}
 }
 
 // crashCases returns a runner and the schedules of one crash at every golden beat, for each
 // crash kind: the cases an exhaustive storage campaign derives from the golden run.
-func crashCases(b *testing.B, noDerive bool) (*harness.Runner, []faults.Schedule) {
-	rn, err := harness.NewRunner(correct, harness.Options{NoDerive: noDerive})
+func crashCases(b *testing.B, noDerive bool) (*sim.Runner, []faults.Schedule) {
+	rn, err := sim.NewRunner(correct, harness.Options{NoDerive: noDerive})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func BenchmarkFaultLayer(b *testing.B) {
 	} {
 		b.Run(fs.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := harness.RunBare(correct, fs.new(), harness.Options{}); err != nil {
+				if _, err := sim.RunBare(correct, fs.new(), harness.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -112,7 +113,7 @@ func BenchmarkFaultLayer(b *testing.B) {
 // two beats before the end (a short recovery), and one killed at beat 2, side by side.
 func BenchmarkSynthetic(b *testing.B) {
 	newAgent := reference.Synthetic(1000)
-	rn, err := harness.NewRunner(newAgent, harness.Options{})
+	rn, err := sim.NewRunner(newAgent, harness.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func BenchmarkSynthetic(b *testing.B) {
 		name string
 		run  func()
 	}{
-		{"bare", func() { harness.RunBare(newAgent, afero.NewMemMapFs(), harness.Options{}) }},
+		{"bare", func() { sim.RunBare(newAgent, afero.NewMemMapFs(), harness.Options{}) }},
 		{"late", func() { rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: g.Len() - 2}}) }},
 		{"early", func() { rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 2}}) }},
 	} {

@@ -11,6 +11,7 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // Every variant is caught, by a property its bug breaks, and the failure shrinks to a schedule
@@ -23,7 +24,7 @@ func TestEveryVariantIsCaughtAndShrunk(t *testing.T) {
 		}
 		t.Run(string(info.Variant), func(t *testing.T) {
 			rn := runner(t, info.Variant, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 7}, Mode: campaign.Random, Cases: 60, Faults: info.Exposes})
-			var caught *harness.Case
+			var caught *sim.Case
 			for _, c := range rn.explore(t) {
 				if c.Failed() && slices.Contains(info.CaughtBy, c.Verdict.Violations[0].Property) {
 					caught = c

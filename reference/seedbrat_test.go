@@ -10,13 +10,14 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
-func bratRunner(t *testing.T, opts harness.Options) *harness.Runner {
+func bratRunner(t *testing.T, opts harness.Options) *sim.Runner {
 	t.Helper()
 	opts.Name = "brat"
-	rn, err := harness.NewRunner(func() harness.Target { return newBrat() }, opts)
+	rn, err := sim.NewRunner(func() harness.Target { return newBrat() }, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestSeedBrat_ViewRebuiltFromTheLogAfterCrashes(t *testing.T) {
 func TestSeedBrat_ViewDeletedOrCorruptedIsRebuilt(t *testing.T) {
 	run := func(fsys afero.Fs) {
 		t.Helper()
-		if _, err := harness.RunBare(func() harness.Target { return newBrat() }, fsys, harness.Options{}); err != nil {
+		if _, err := sim.RunBare(func() harness.Target { return newBrat() }, fsys, harness.Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}

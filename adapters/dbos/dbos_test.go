@@ -19,6 +19,7 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // The workflow binary and its system database template, built once (the first build of
@@ -85,7 +86,7 @@ func workflow(keys bool, journal string, flags ...string) process.Target {
 // storage are the fault kinds the workflow is measured under.
 var storage = []faults.Kind{faults.Kill, faults.Power, faults.Torn, faults.DiskFull}
 
-func runner(t *testing.T, keys bool, journal string) *harness.Runner {
+func runner(t *testing.T, keys bool, journal string) *sim.Runner {
 	t.Helper()
 	name := "dbos/keyed"
 	if !keys {
@@ -94,7 +95,7 @@ func runner(t *testing.T, keys bool, journal string) *harness.Runner {
 	if journal != "delete" {
 		name += "-" + journal
 	}
-	rn, err := harness.NewRunner(harness.Fresh(workflow(keys, journal)), harness.Options{Name: name})
+	rn, err := sim.NewRunner(harness.Fresh(workflow(keys, journal)), harness.Options{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestDBOSOwnSQLiteSettingsRedoCompletedSteps(t *testing.T) {
 }
 
 // explore runs n cases of one fault kind, taken evenly across every beat where it applies.
-func explore(t *testing.T, rn *harness.Runner, k faults.Kind, n int) []*harness.Case {
+func explore(t *testing.T, rn *sim.Runner, k faults.Kind, n int) []*sim.Case {
 	t.Helper()
 	cases, err := campaign.Explore(context.Background(), rn, campaign.Options{Faults: []faults.Kind{k}, Cases: n})
 	if err != nil {
@@ -246,7 +247,7 @@ func TestStepErrorsAreForeverWithoutRetries(t *testing.T) {
 	kinds := []faults.Kind{faults.ToolTransient, faults.ToolAmbiguous, faults.ToolTimeout,
 		faults.ModelRateLimit, faults.ModelError, faults.ModelContext, faults.ModelHang}
 	for _, retries := range []string{"3", "0"} {
-		rn, err := harness.NewRunner(harness.Fresh(workflow(true, "delete", "-retries="+retries)), harness.Options{Name: "dbos/keyed-retries-" + retries})
+		rn, err := sim.NewRunner(harness.Fresh(workflow(true, "delete", "-retries="+retries)), harness.Options{Name: "dbos/keyed-retries-" + retries})
 		if err != nil {
 			t.Fatal(err)
 		}

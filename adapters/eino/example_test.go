@@ -7,6 +7,7 @@ import (
 	"github.com/chaoskit/chaoskit/adapters/eino/poagent"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // An Eino graph as a chaoskit target: the example purchasing agent, killed after its purchase
@@ -14,7 +15,7 @@ import (
 // checkpoint saved after the model decided, runs the order node again with the same tool call
 // id, hence the same idempotency key, and the world answers with the first order.
 func ExampleGraph() {
-	rn, err := harness.NewRunner(harness.Fresh(poagent.New(poagent.Correct)), harness.Options{Name: "poagent"})
+	rn, err := sim.NewRunner(harness.Fresh(poagent.New(poagent.Correct)), harness.Options{Name: "poagent"})
 	if err != nil {
 		panic(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
@@ -56,7 +57,7 @@ func TestStoreSurvivesEveryStorageFault(t *testing.T) {
 // A durable byte that flips is found by the checksum: the run stops loudly (detected), it never
 // resumes from a damaged checkpoint.
 func TestStoreDetectsCorruption(t *testing.T) {
-	rn, err := harness.NewRunner(counter, harness.Options{Name: "counter"})
+	rn, err := sim.NewRunner(counter, harness.Options{Name: "counter"})
 	if err != nil {
 		t.Fatal(err)
 	}

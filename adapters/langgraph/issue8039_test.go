@@ -9,8 +9,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // langchain-ai/langgraph#8039 on LangGraph.js 1.7.3. Under durability "sync" a superstep's
@@ -34,7 +34,7 @@ func TestLangGraph8039WritesReplayOrNodeRerunsByInterleaving(t *testing.T) {
 	dir := t.TempDir()
 	type outcome struct {
 		schedule faults.Schedule
-		c        *harness.Case
+		c        *sim.Case
 		rerun    []string // the nodes the restart ran
 	}
 	run := func(order, key string) outcome {

@@ -27,6 +27,7 @@ import (
 	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/internal/testbin"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // TestMain lets chaoskit run its helpers (the reaper, the FUSE disks' server) as copies of this
@@ -100,9 +101,9 @@ func restock(t testing.TB, disk process.Disk, flags ...string) process.Target {
 }
 
 // runner records the golden run of a target (twice: it must be deterministic).
-func runner(t testing.TB, tg process.Target) *harness.Runner {
+func runner(t testing.TB, tg process.Target) *sim.Runner {
 	t.Helper()
-	rn, err := harness.NewRunner(harness.Fresh(tg), harness.Options{Name: strings.Join(append([]string{"restock"}, tg.Argv[2:]...), " ")})
+	rn, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: strings.Join(append([]string{"restock"}, tg.Argv[2:]...), " ")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func runner(t testing.TB, tg process.Target) *harness.Runner {
 }
 
 // explore runs the exhaustive campaign of kinds, at most cases of it taken evenly (0: all).
-func explore(t testing.TB, rn *harness.Runner, cases int, kinds ...faults.Kind) []*harness.Case {
+func explore(t testing.TB, rn *sim.Runner, cases int, kinds ...faults.Kind) []*sim.Case {
 	t.Helper()
 	cs, err := campaign.Explore(context.Background(), rn, campaign.Options{Faults: kinds, Cases: cases})
 	if err != nil {
@@ -318,7 +319,7 @@ func TestRestockRestartsOutAFullDisk(t *testing.T) {
 func TestRestockWallClockIdsAreRefusedAsNondeterministic(t *testing.T) {
 	tg := restock(t, process.Plain, "--key", "task-id", "--wall-clock-ids")
 	t.Parallel()
-	_, err := harness.NewRunner(harness.Fresh(tg), harness.Options{Name: "restock --key task-id --wall-clock-ids"})
+	_, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: "restock --key task-id --wall-clock-ids"})
 	if err == nil {
 		t.Fatal("two golden runs agreed, want them to differ in the task-id key")
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -46,11 +47,11 @@ func TestDerivedCrashStatesEqualReRuns(t *testing.T) {
 // number of cases.
 func sameEitherWay(t *testing.T, name string, tg process.Target, opts campaign.Options) int {
 	t.Helper()
-	derived, err := harness.NewRunner(harness.Fresh(tg), harness.Options{Name: name})
+	derived, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rerun, err := harness.NewRunner(harness.Fresh(tg), harness.Options{Name: name, NoDerive: true})
+	rerun, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: name, NoDerive: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func sameEitherWay(t *testing.T, name string, tg process.Target, opts campaign.O
 }
 
 // reportOf is a case as its report holds it, wall-clock time aside.
-func reportOf(c *harness.Case) reports.Case {
+func reportOf(c *sim.Case) reports.Case {
 	rc := campaign.Report(c, 0)
 	rc.DurationMs = 0
 	return rc

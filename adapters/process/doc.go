@@ -9,7 +9,7 @@
 // every process it started, and the next process starts on whatever the state directory holds.
 //
 //	process.Init() // first thing in main, or in TestMain
-//	rn, err := harness.NewRunner(harness.Fresh(process.Target{
+//	rn, err := sim.NewRunner(harness.Fresh(process.Target{
 //		Argv:      []string{"python3", "app.py"},
 //		ToolList:  []harness.Tool{{Name: "create_po", Contract: harness.IdempotentByKey}},
 //		StateArgv: []string{"python3", "app.py", "--dump-state"},
@@ -35,7 +35,7 @@
 // # What a case costs
 //
 // A crash case does not re-run the golden prefix: the disk, the world and the clock at the
-// crash beat are derived from the golden recording (harness.Runner), and only the recovery
+// crash beat are derived from the golden recording (sim.Runner), and only the recovery
 // process runs. The state command (Target.StateArgv) runs once per distinct disk: what it
 // printed is kept by the digest of the files it was shown (state.go). So a kill or power case
 // costs about one bare run of the command; chaoskit bench --exec measures it.

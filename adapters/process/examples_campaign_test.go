@@ -21,6 +21,7 @@ import (
 	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/internal/testbin"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // Git's own fsyncs are not enough for a log on git refs, whatever core.fsync says: with
@@ -261,7 +262,7 @@ func TestNodeExampleSurvivesKillsAndToolFaults(t *testing.T) {
 	scope := leftover.New("")
 	tg := nodeExample(t, node)
 	tg.Env = append(tg.Env, scope.Env())
-	rn, err := harness.NewRunner(harness.Fresh(tg), harness.Options{Name: "node/app"})
+	rn, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: "node/app"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestNodeExampleBrokenIsCaught(t *testing.T) {
 	scope := leftover.New("")
 	tg := nodeExample(t, node, "--broken")
 	tg.Env = append(tg.Env, scope.Env())
-	rn, err := harness.NewRunner(harness.Fresh(tg), harness.Options{Name: "node/app --broken"})
+	rn, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: "node/app --broken"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/internal/testbin"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
@@ -87,9 +88,9 @@ func shellJoin(argv []string) string {
 }
 
 // exampleRunner records the golden run of an example's target (twice, as NewRunner does).
-func exampleRunner(t *testing.T, name string, tg process.Target) *harness.Runner {
+func exampleRunner(t *testing.T, name string, tg process.Target) *sim.Runner {
 	t.Helper()
-	rn, err := harness.NewRunner(harness.Fresh(tg), harness.Options{Name: name})
+	rn, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +233,7 @@ func TestBurrWeakerSynchronousLosesCommitsToPower(t *testing.T) {
 			tg.Argv = append(tg.Argv, "--synchronous", sync)
 			t.Parallel()
 			rn := exampleRunner(t, "burr synchronous="+sync, tg)
-			kinds := func(k faults.Kind, n int) []*harness.Case {
+			kinds := func(k faults.Kind, n int) []*sim.Case {
 				cases, err := campaign.Explore(context.Background(), rn, campaign.Options{Faults: []faults.Kind{k}, Cases: n})
 				if err != nil {
 					t.Fatal(err)
@@ -276,7 +277,7 @@ func TestBratExampleObjectIDsRepeat(t *testing.T) {
 }
 
 // BenchmarkBurrCaseVsBareRun alternates, in one loop, a case of the Burr example and a bare
-// run of the same command on a plain directory (harness.RunBare on a MemMapFs: no beats, no
+// run of the same command on a plain directory (sim.RunBare on a MemMapFs: no beats, no
 // faults, no state command), and reports the ratio of their times. kill: a kill case on the
 // plain disk (its crash state derived from the golden recording, the recovery run on it, the
 // state command unless its disk was seen before, and the oracle); power-on-fuse: a power cut on
@@ -303,7 +304,7 @@ func BenchmarkBurrCaseVsBareRun(b *testing.B) {
 				t0 := time.Now()
 				faultCase(i)
 				t1 := time.Now()
-				if _, err := harness.RunBare(harness.Fresh(bare), afero.NewMemMapFs(), harness.Options{}); err != nil {
+				if _, err := sim.RunBare(harness.Fresh(bare), afero.NewMemMapFs(), harness.Options{}); err != nil {
 					b.Fatal(err)
 				}
 				t2 := time.Now()
@@ -320,14 +321,14 @@ func BenchmarkBurrCaseVsBareRun(b *testing.B) {
 // faultCycle records the golden run of the target newTarget builds and returns a function that
 // runs the i-th case of a cycle through a fault of kind at every golden beat, failing the
 // benchmark if the case does not pass.
-func faultCycle(b *testing.B, newTarget func() harness.Target, kind faults.Kind, opts harness.Options) func(i int) *harness.Case {
+func faultCycle(b *testing.B, newTarget func() harness.Target, kind faults.Kind, opts harness.Options) func(i int) *sim.Case {
 	opts.Name = "burr"
-	rn, err := harness.NewRunner(newTarget, opts)
+	rn, err := sim.NewRunner(newTarget, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
 	g, _ := rn.Golden(nil)
-	return func(i int) *harness.Case {
+	return func(i int) *sim.Case {
 		c := rn.Run(faults.Schedule{{Kind: kind, Beat: i % g.Len()}})
 		if c.Verdict.Outcome != oracle.Pass {
 			b.Fatalf("%s", c)

@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // passesEveryCase runs the exhaustive campaign of kinds over rn's target, fails the test for
 // each case that does not pass, and returns how many cases ran and how many restarts they took.
-func passesEveryCase(t *testing.T, rn *harness.Runner, kinds ...faults.Kind) (cases, restarts int) {
+func passesEveryCase(t *testing.T, rn *sim.Runner, kinds ...faults.Kind) (cases, restarts int) {
 	t.Helper()
 	for _, c := range explore(t, rn, kinds...) {
 		if c.Verdict.Outcome != oracle.Pass {
@@ -25,7 +25,7 @@ func passesEveryCase(t *testing.T, rn *harness.Runner, kinds ...faults.Kind) (ca
 
 // caughtUnder runs the exhaustive campaign of kinds over rn's target and returns the schedules
 // of the cases that break property, in order, separated by spaces.
-func caughtUnder(t *testing.T, rn *harness.Runner, property string, kinds ...faults.Kind) string {
+func caughtUnder(t *testing.T, rn *sim.Runner, property string, kinds ...faults.Kind) string {
 	t.Helper()
 	var caught []string
 	for _, c := range explore(t, rn, kinds...) {

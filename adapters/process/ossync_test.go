@@ -11,6 +11,7 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // ossync returns the Python harness of testdata/ossync, which makes its checkpoint durable with
@@ -54,7 +55,7 @@ func TestOSSyncMakesTheDiskDurable(t *testing.T) {
 // kills it with SIGSYS, explained.
 func TestOSSyncRefusedWhereItCannotBeTrapped(t *testing.T) {
 	defer process.FatalSyncs()()
-	_, err := harness.NewRunner(harness.Fresh(ossync(t, false)), harness.Options{Name: "ossync"})
+	_, err := sim.NewRunner(harness.Fresh(ossync(t, false)), harness.Options{Name: "ossync"})
 	if err == nil || !strings.Contains(err.Error(), "killed by SIGSYS: it called sync(2) or syncfs(2), which a FUSE server is never told of") ||
 		strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err = %v", err)

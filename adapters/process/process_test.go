@@ -14,6 +14,7 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/testbin"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // childBin is the test child, built once by TestMain.
@@ -49,15 +50,15 @@ func child(mode string) process.Target {
 		StateArgv: []string{childBin, "-dump-state"}}
 }
 
-func newRunner(t *testing.T, target process.Target, opts harness.Options) (*harness.Runner, error) {
+func newRunner(t *testing.T, target process.Target, opts harness.Options) (*sim.Runner, error) {
 	t.Helper()
 	if opts.Name == "" {
 		opts.Name = "child/" + target.Argv[2]
 	}
-	return harness.NewRunner(harness.Fresh(target), opts)
+	return sim.NewRunner(harness.Fresh(target), opts)
 }
 
-func explore(t *testing.T, rn *harness.Runner, kinds ...faults.Kind) []*harness.Case {
+func explore(t *testing.T, rn *sim.Runner, kinds ...faults.Kind) []*sim.Case {
 	t.Helper()
 	cases, err := campaign.Explore(context.Background(), rn, campaign.Options{Faults: kinds})
 	if err != nil {
@@ -131,7 +132,7 @@ func TestEveryRequest(t *testing.T) {
 func TestRefusal(t *testing.T) {
 	target := child("refuse")
 	target.Argv = []string{"sh", "-c", `if [ "$CHAOSKIT_ATTEMPT" = 0 ]; then exec "$0" -mode tour; else exec "$0" -mode refuse; fi`, childBin}
-	rn, err := harness.NewRunner(harness.Fresh(target), harness.Options{Name: "refuser"})
+	rn, err := sim.NewRunner(harness.Fresh(target), harness.Options{Name: "refuser"})
 	if err != nil {
 		t.Fatal(err)
 	}

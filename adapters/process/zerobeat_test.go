@@ -7,6 +7,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // A process that makes no beat and exits 0 (issue 17's "zero-beat exit", seen once in 153 FUSE
@@ -31,7 +32,7 @@ func TestRecoveryThatFindsTheWorkDoneMakesNoBeat(t *testing.T) {
 			}
 			g, _ := rn.Golden(nil)
 			last := g.Len() - 1
-			if b := g.Beat(last); b.Kind != harness.BeatMark {
+			if b := g.Beat(last); b.Kind != sim.BeatMark {
 				t.Fatalf("the golden run's last beat is %s, not the final mark", b.Label())
 			}
 			for range 20 {

@@ -13,6 +13,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // campaignParams are the parameters of a campaign, by the flags of `run` that set them, in the
@@ -116,9 +117,9 @@ func param(c *campaign.Campaign, name string) string {
 // deterministic cannot be decided (exit 3); any other failure is an input error, and one that
 // reached a bound of the golden run names the flag that raises it.
 func targetError(err error) error {
-	var bound *harness.BoundError
+	var bound *sim.BoundError
 	switch {
-	case errors.Is(err, harness.ErrNondeterministic):
+	case errors.Is(err, sim.ErrNondeterministic):
 		return exitError{exitUnknown, err.Error()}
 	case errors.As(err, &bound):
 		flag, limit, got := "--max-beats", fmt.Sprint(bound.MaxBeats, " beats"), "it had reached "+bound.Virtual.String()+" of virtual time"

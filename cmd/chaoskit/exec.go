@@ -17,6 +17,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // multiFlag collects a flag given several times, each value whole (commas and all).
@@ -138,7 +139,7 @@ func execTarget(cmd reports.Command) (campaign.Target, error) {
 // the file operations are what differs (temporary files named at random, as git names them).
 // A *campaign.TargetError gets it in place, so that the report of the refusal says it too.
 func beatsAdvice(err error, targets []campaign.Target) error {
-	if !errors.Is(err, harness.ErrNondeterministic) {
+	if !errors.Is(err, sim.ErrNondeterministic) {
 		return err
 	}
 	var te *campaign.TargetError

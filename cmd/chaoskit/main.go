@@ -32,7 +32,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/campaign"
-	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
@@ -166,7 +166,7 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitOK
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
-	case (errors.Is(err, campaign.ErrInterrupted) || errors.Is(err, harness.ErrInterrupted)) && errors.As(err, &sig):
+	case (errors.Is(err, campaign.ErrInterrupted) || errors.Is(err, sim.ErrInterrupted)) && errors.As(err, &sig):
 		fmt.Fprintf(stderr, "chaoskit: %s\n", oneLine(err.Error()))
 		return exitSignal + int(sig.sig)
 	case errors.As(err, &ue):

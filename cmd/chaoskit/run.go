@@ -16,6 +16,7 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // listFlag collects a flag given several times, or once as a comma-separated list.
@@ -350,7 +351,7 @@ func classify(err error, dir string) error {
 // other error.
 func refusalReport(camp *campaign.Campaign, err error) *reports.Report {
 	var te *campaign.TargetError
-	if !errors.As(err, &te) || !errors.Is(err, harness.ErrNondeterministic) {
+	if !errors.As(err, &te) || !errors.Is(err, sim.ErrNondeterministic) {
 		return nil
 	}
 	for _, t := range camp.Targets {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // The acceptance tests, in its order: a variant fails and the directory holds the five
@@ -379,7 +379,7 @@ func TestExitCodes(t *testing.T) {
 			t.Errorf("%d cases: exit %d, stderr %q; want %d, %q", len(tc.rep.Cases), code, stderr.String(), tc.code, tc.msg)
 		}
 	}
-	err := targetError(fmt.Errorf("reference: %w: beat 3 differs", harness.ErrNondeterministic))
+	err := targetError(fmt.Errorf("reference: %w: beat 3 differs", sim.ErrNondeterministic))
 	if code := exitCode(err, io.Discard); code != exitUnknown {
 		t.Errorf("a nondeterministic target: exit %d", code)
 	}
@@ -393,7 +393,7 @@ func TestExitCodes(t *testing.T) {
 		msg  string
 	}{
 		{fmt.Errorf("%w after 3 of 9 cases: %w", campaign.ErrInterrupted, signalled{syscall.SIGTERM}), 143, "chaoskit: campaign interrupted after 3 of 9 cases: stopped by SIGTERM\n"},
-		{fmt.Errorf("r: golden run %w: %w", harness.ErrInterrupted, signalled{syscall.SIGINT}), 130, "chaoskit: r: golden run interrupted: stopped by SIGINT\n"},
+		{fmt.Errorf("r: golden run %w: %w", sim.ErrInterrupted, signalled{syscall.SIGINT}), 130, "chaoskit: r: golden run interrupted: stopped by SIGINT\n"},
 	} {
 		var stderr strings.Builder
 		if code := exitCode(tc.err, &stderr); code != tc.code || stderr.String() != tc.msg {

@@ -76,7 +76,7 @@ func init() {
 	schema.RegisterName[*state]("chaoskit_poagent_state")
 }
 
-// New returns the agent in variant v as a chaoskit target; give it to harness.NewRunner or
+// New returns the agent in variant v as a chaoskit target; give it to sim.NewRunner or
 // chaoskittest.Check as harness.Fresh(poagent.New(v)).
 func New(v Variant) eino.Graph[[]*schema.Message, *schema.Message] {
 	return eino.Graph[[]*schema.Message, *schema.Message]{

@@ -18,6 +18,7 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 var (
@@ -171,7 +172,7 @@ func verdict(s reports.Stats) string {
 }
 
 // beat returns the first beat of the golden run whose label starts with prefix, after beat from.
-func beat(t *testing.T, g *harness.Golden, from int, prefix string) int {
+func beat(t *testing.T, g *sim.Golden, from int, prefix string) int {
 	t.Helper()
 	for i := from; i < g.Len(); i++ {
 		if strings.HasPrefix(g.Beat(i).Label(), prefix) {
@@ -211,7 +212,7 @@ func TestKillBetweenAndInsideNodes(t *testing.T) {
 		{poagent.EndOnly, faults.Kill, []string{"tool create_po", "fs.rename"}, want{1, 2, 11}},
 		{poagent.NoKey, faults.Kill, []string{"tool create_po", "tool create_po"}, want{1, 0, 1}},
 	} {
-		rn, err := harness.NewRunner(target(tc.v), harness.Options{Name: string(tc.v), Repro: replay(tc.v)})
+		rn, err := sim.NewRunner(target(tc.v), harness.Options{Name: string(tc.v), Repro: replay(tc.v)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -246,7 +247,7 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rn, err := harness.NewRunner(target(v), harness.Options{Name: "eino/" + string(v), Repro: replay(v)})
+	rn, err := sim.NewRunner(target(v), harness.Options{Name: "eino/" + string(v), Repro: replay(v)})
 	if err != nil {
 		t.Fatal(err)
 	}

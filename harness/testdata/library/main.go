@@ -10,8 +10,9 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 func main() {
-	fmt.Println(campaign.Exhaustive, faults.Kill, harness.BeatFS, oracle.Pass, reports.Schema)
+	fmt.Println(campaign.Exhaustive, faults.Kill, harness.ReadOnly, oracle.Pass, sim.BeatFS, reports.Schema)
 }

@@ -1,4 +1,4 @@
-package harness_test
+package sim_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
@@ -69,9 +70,9 @@ func (s steps) State(fsys afero.Fs) (any, error) {
 
 // newRunner returns a runner of target. Every process gets target itself: the test targets
 // keep what they must in Run's own variables.
-func newRunner(t *testing.T, target harness.Target, opts harness.Options) *harness.Runner {
+func newRunner(t *testing.T, target harness.Target, opts harness.Options) *sim.Runner {
 	t.Helper()
-	rn, err := harness.NewRunner(func() harness.Target { return target }, opts)
+	rn, err := sim.NewRunner(func() harness.Target { return target }, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func newRunner(t *testing.T, target harness.Target, opts harness.Options) *harne
 }
 
 // schedules lists the schedules of the campaign opts describes over rn's target.
-func schedules(t testing.TB, rn *harness.Runner, opts campaign.Options) []faults.Schedule {
+func schedules(t testing.TB, rn *sim.Runner, opts campaign.Options) []faults.Schedule {
 	t.Helper()
 	s, err := campaign.Schedules(rn, opts)
 	if err != nil {
@@ -89,7 +90,7 @@ func schedules(t testing.TB, rn *harness.Runner, opts campaign.Options) []faults
 }
 
 // explore runs the campaign opts describes over rn's target.
-func explore(t *testing.T, rn *harness.Runner, opts campaign.Options) []*harness.Case {
+func explore(t *testing.T, rn *sim.Runner, opts campaign.Options) []*sim.Case {
 	t.Helper()
 	cases, err := campaign.Explore(context.Background(), rn, opts)
 	if err != nil {
@@ -142,8 +143,8 @@ func TestNondeterministicTargetIsRefused(t *testing.T) {
 		}
 		return nil, f.Close()
 	}}
-	_, err := harness.NewRunner(func() harness.Target { return target }, harness.Options{Name: "flaky"})
-	if !errors.Is(err, harness.ErrNondeterministic) {
+	_, err := sim.NewRunner(func() harness.Target { return target }, harness.Options{Name: "flaky"})
+	if !errors.Is(err, sim.ErrNondeterministic) {
 		t.Fatalf("err = %v, want ErrNondeterministic", err)
 	}
 	if want := `flaky: target is not deterministic: two golden runs diverge at beat 0: the first did "fs.create a", the second "fs.create b"`; err.Error() != want {
@@ -164,7 +165,7 @@ func TestGoldenRunFailuresAreErrors(t *testing.T) {
 		}, `call to undeclared tool "nope"`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := harness.NewRunner(harness.Fresh(harness.Func{RunFunc: tc.run}), harness.Options{Name: name, Timeout: time.Second})
+			_, err := sim.NewRunner(harness.Fresh(harness.Func{RunFunc: tc.run}), harness.Options{Name: name, Timeout: time.Second})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}
@@ -235,7 +236,7 @@ func TestHungRecoveryIsUnknown(t *testing.T) {
 func TestPanickingRecoveryDoesNotComplete(t *testing.T) {
 	target := steps{n: 3, onResume: func(env *harness.Env, done int) { panic("cannot read my own checkpoint") }}
 	c := newRunner(t, target, harness.Options{}).Run(kill(4))
-	if !c.Breaks(oracle.Completes) || !strings.Contains(c.Verdict.Violations[0].Detail, "panicked: cannot read my own checkpoint (at harness_test.TestPanickingRecoveryDoesNotComplete.func1 process_test.go:") {
+	if !c.Breaks(oracle.Completes) || !strings.Contains(c.Verdict.Violations[0].Detail, "panicked: cannot read my own checkpoint (at sim_test.TestPanickingRecoveryDoesNotComplete.func1 process_test.go:") {
 		t.Fatalf("%s", c)
 	}
 }

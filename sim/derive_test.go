@@ -1,4 +1,4 @@
-package harness_test
+package sim_test
 
 import (
 	"context"
@@ -12,11 +12,12 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/sim"
 	"pgregory.net/rapid"
 )
 
 // reportJSON is a case as its report holds it, wall-clock time aside.
-func reportJSON(t interface{ Fatal(...any) }, c *harness.Case) string {
+func reportJSON(t interface{ Fatal(...any) }, c *sim.Case) string {
 	rc := campaign.Report(c, 0)
 	rc.DurationMs = 0
 	b, err := json.Marshal(rc)
@@ -31,14 +32,14 @@ func agent(v reference.Variant) func() harness.Target {
 	return func() harness.Target { return reference.New(v, reference.Onboarding()) }
 }
 
-func pair(t testing.TB, v reference.Variant, opts harness.Options) (derived, rerun *harness.Runner) {
+func pair(t testing.TB, v reference.Variant, opts harness.Options) (derived, rerun *sim.Runner) {
 	opts.Name = reference.New(v, reference.Onboarding()).Name()
-	d, err := harness.NewRunner(agent(v), opts)
+	d, err := sim.NewRunner(agent(v), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.NoDerive = true
-	r, err := harness.NewRunner(agent(v), opts)
+	r, err := sim.NewRunner(agent(v), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package harness_test
+package sim_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
@@ -118,7 +119,7 @@ func TestNondeterministicRecoveryIsUnknown(t *testing.T) {
 
 // A target that does nothing through the Env is refused: chaoskit could not test it.
 func TestTargetWithoutBeatsIsRefused(t *testing.T) {
-	_, err := harness.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+	_, err := sim.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 		return "done, through os files", nil
 	}}), harness.Options{Name: "outside"})
 	if err == nil || !strings.Contains(err.Error(), "outside: golden run made no beat: chaoskit saw nothing it did") || strings.Contains(err.Error(), "\n") {
@@ -129,7 +130,7 @@ func TestTargetWithoutBeatsIsRefused(t *testing.T) {
 // A target whose State fails on the golden run's disk is refused once, as such, rather than
 // failing same-state in every case.
 func TestGoldenStateErrorIsRefused(t *testing.T) {
-	_, err := harness.NewRunner(harness.Fresh(harness.Func{
+	_, err := sim.NewRunner(harness.Fresh(harness.Func{
 		RunFunc:   steps{n: 2}.Run,
 		StateFunc: func(afero.Fs) (any, error) { return nil, errors.New("no such table: steps") },
 	}), harness.Options{Name: "stateful"})
@@ -203,7 +204,7 @@ func TestLookupAndRefusal(t *testing.T) {
 	if c.Verdict.Metrics.Beats != 3+4 {
 		t.Errorf("%d beats", c.Verdict.Metrics.Beats)
 	}
-	if l := (harness.Beat{Kind: harness.BeatToolSent, Name: "pay", Ref: "invoice-7"}).Label(); l != "tool pay lookup ref=invoice-7 sent" {
+	if l := (sim.Beat{Kind: sim.BeatToolSent, Name: "pay", Ref: "invoice-7"}).Label(); l != "tool pay lookup ref=invoice-7 sent" {
 		t.Errorf("a lookup's beat is labelled %q", l)
 	}
 	c = newRunner(t, harness.Func{ToolList: []harness.Tool{pay}, RunFunc: run(false)}, harness.Options{}).Run(crash)

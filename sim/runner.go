@@ -1,4 +1,4 @@
-package harness
+package sim
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/internal/world"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/afero"
@@ -25,7 +27,7 @@ var ErrInterrupted = errors.New("interrupted")
 // Runner runs cases against one target. NewRunner records the target's golden run (twice, to
 // check that it is deterministic); each case then runs the target under a schedule and judges
 // the outcome against the golden run. Cases with a fleet fault (lease, deploy, switch) need
-// several workers; they are judged against a golden run of Options.FleetReplicas workers,
+// several workers; they are judged against a golden run of harness.Options.FleetReplicas workers,
 // recorded the first time one is needed.
 //
 // A case whose first fault is a crash does not re-run the golden prefix: the disk, the world and
@@ -33,12 +35,12 @@ var ErrInterrupted = errors.New("interrupted")
 // states, and only the recovery runs. A Runner is safe for concurrent use.
 type Runner struct {
 	ctx       context.Context
-	newTarget func() Target
-	o         Options
-	tools     []Tool
+	newTarget func() harness.Target
+	o         harness.Options
+	tools     []harness.Tool
 	stater    bool
 	cmp       []cmp.Option
-	limits    Limits
+	limits    harness.Limits
 	ordered   map[string]bool // the tools whose effects are ordered
 
 	mu      sync.Mutex
@@ -82,7 +84,7 @@ var tearModes = func() []string {
 // second one does the same. newTarget is called once per process (the golden runs' included,
 // and every restart's), so that whatever a process keeps in memory dies with it; Fresh makes
 // one from a template value. NewRunner returns an error if the golden run does not complete
-// within its bounds (a *BoundError: Options.MaxBeats, Options.MaxVirtualTime), hangs, panics,
+// within its bounds (a *BoundError: harness.Options.MaxBeats, harness.Options.MaxVirtualTime), hangs, panics,
 // or is not deterministic (wrapping ErrNondeterministic).
 //
 // The first golden run is counted, not recorded: it keeps the number of its beats and hashes of
@@ -90,7 +92,7 @@ var tearModes = func() []string {
 // with its beats. The second, known to end, is recorded, and compared with the first: a
 // difference is reported with the first beat at which they part (found, when the first run's
 // checkpoints cannot tell, by a third run compared with the second as it goes).
-func NewRunner(newTarget func() Target, opts Options) (*Runner, error) {
+func NewRunner(newTarget func() harness.Target, opts harness.Options) (*Runner, error) {
 	return NewRunnerContext(context.Background(), newTarget, opts)
 }
 
@@ -99,26 +101,26 @@ func NewRunner(newTarget func() Target, opts Options) (*Runner, error) {
 // Env.AtEnd functions run). A golden run stopped so fails with an error wrapping ErrInterrupted
 // and ctx's cause, and is recorded again if asked for again; a case stopped so is unknown, and
 // says so (Case.Interrupted).
-func NewRunnerContext(ctx context.Context, newTarget func() Target, opts Options) (*Runner, error) {
+func NewRunnerContext(ctx context.Context, newTarget func() harness.Target, opts harness.Options) (*Runner, error) {
 	if newTarget == nil {
-		panic("harness: NewRunner with a nil target constructor")
+		panic("sim: NewRunner with a nil target constructor")
 	}
 	spec := newTarget()
 	if spec == nil {
-		panic("harness: NewRunner: the target constructor returned nil")
+		panic("sim: NewRunner: the target constructor returned nil")
 	}
-	rn := &Runner{ctx: ctx, newTarget: newTarget, o: opts.withDefaults(), goldens: map[int]*Golden{}}
-	if t, ok := spec.(Tooler); ok {
+	rn := &Runner{ctx: ctx, newTarget: newTarget, o: withDefaults(opts), goldens: map[int]*Golden{}}
+	if t, ok := spec.(harness.Tooler); ok {
 		rn.tools = t.Tools()
 	}
-	_, rn.stater = spec.(Stater)
-	if c, ok := spec.(Comparer); ok {
+	_, rn.stater = spec.(harness.Stater)
+	if c, ok := spec.(harness.Comparer); ok {
 		rn.cmp = c.CmpOptions()
 	}
-	if l, ok := spec.(Limiter); ok {
+	if l, ok := spec.(harness.Limiter); ok {
 		rn.limits = l.Limits()
 	}
-	newWorld(rn.tools) // panics now, not in a case, on a malformed tool list
+	world.New(rn.tools) // panics now, not in a case, on a malformed tool list
 	for _, t := range rn.tools {
 		if t.Ordered {
 			if rn.ordered == nil {
@@ -148,7 +150,7 @@ func (rn *Runner) Unsupported(k faults.Kind) string {
 	return ""
 }
 
-// replicas returns how many workers run schedule s: Options.Replicas, or FleetReplicas when s
+// replicas returns how many workers run schedule s: harness.Options.Replicas, or FleetReplicas when s
 // holds a fleet fault.
 func (rn *Runner) replicas(s faults.Schedule) int {
 	for _, f := range s {
@@ -159,7 +161,7 @@ func (rn *Runner) replicas(s faults.Schedule) int {
 	return rn.o.Replicas
 }
 
-// Golden returns the golden run that schedule s is judged against: with Options.Replicas
+// Golden returns the golden run that schedule s is judged against: with harness.Options.Replicas
 // workers, or FleetReplicas when s holds a fleet fault. It records that golden run (twice, to
 // check that it is deterministic) the first time, and returns the error NewRunner would.
 func (rn *Runner) Golden(s faults.Schedule) (*Golden, error) {
@@ -234,13 +236,13 @@ func (rn *Runner) compare(first *run, a *oracle.Observation, r *run, b *oracle.O
 	if a.Completed != b.Completed || a.Err != b.Err {
 		return v[0].Detail, nil
 	}
-	var effects sum
+	var effects world.Sum
 	for _, e := range b.Effects {
-		effects.add(e.Identity)
+		effects.Add(e.Identity)
 	}
-	if effects != first.world.effectSum {
+	if effects != first.world.EffectSum() {
 		what := "different effects"
-		if a, b := first.world.effectSum.n, effects.n; a != b {
+		if a, b := first.world.EffectSum().N, effects.N; a != b {
 			what = fmt.Sprintf("%d and %d effects", a, b)
 		}
 		return rn.third(n, name, r, b, "two golden runs applied "+what+" (a third run agreed with the second)")
@@ -287,7 +289,7 @@ func outcome(o *oracle.Observation, withEffects bool) *oracle.Observation {
 // goldenRun runs the target once without faults with the given number of workers, as golden
 // run number no of those record makes: counted if t is set (its beats go into t as they are
 // made, and none is kept), else recorded (every beat kept, with where the run stood before it).
-// of is the beats it should make, if known, for Options.OnGolden. A run that reaches a bound
+// of is the beats it should make, if known, for harness.Options.OnGolden. A run that reaches a bound
 // returns a *BoundError, with the run; a third run (t compared with another) returns no error
 // but its interruption.
 func (rn *Runner) goldenRun(replicas int, name string, no int, t *tally, of int) (*run, *oracle.Observation, error) {
@@ -300,7 +302,7 @@ func (rn *Runner) goldenRun(replicas int, name string, no int, t *tally, of int)
 	case t == nil:
 		r.disk.StartLog()
 	case t.against == nil:
-		r.world.counted = true
+		r.world.Counted = true
 	}
 	x := r.startAll()
 	if t != nil {
@@ -328,11 +330,11 @@ func (rn *Runner) goldenRun(replicas int, name string, no int, t *tally, of int)
 
 // state reads the target's durable state from fsys, with a fresh instance: State must depend on
 // the disk alone. It returns nil without a Stater.
-func (rn *Runner) state() Stater {
+func (rn *Runner) state() harness.Stater {
 	if !rn.stater {
 		return nil
 	}
-	return rn.newTarget().(Stater)
+	return rn.newTarget().(harness.Stater)
 }
 
 // Len returns the number of beats of the golden run.
@@ -361,7 +363,7 @@ func (g *Golden) Trace() []string {
 func (g *Golden) Tearable(k int, mode string) bool {
 	j := slices.Index(tearModes, mode)
 	if j < 0 {
-		panic(fmt.Sprintf("harness: Golden.Tearable: %q is not a mode of torn or power", mode))
+		panic(fmt.Sprintf("sim: Golden.Tearable: %q is not a mode of torn or power", mode))
 	}
 	g.tearOnce.Do(func() {
 		at := make([]int, len(g.r.rec.cursors))
@@ -374,7 +376,7 @@ func (g *Golden) Tearable(k int, mode string) bool {
 }
 
 // Options returns the runner's options, with defaults filled in.
-func (rn *Runner) Options() Options { return rn.o }
+func (rn *Runner) Options() harness.Options { return rn.o }
 
 // Run runs one case: the target under schedule s, restarted after every crash, judged against
 // the golden run. It panics on a schedule that ParseSchedule would refuse (Schedule.Validate).
@@ -386,7 +388,7 @@ func (rn *Runner) Options() Options { return rn.o }
 // and the case is unknown, for its replay command would not reproduce it.
 func (rn *Runner) Run(s faults.Schedule) *Case {
 	if err := s.Validate(); err != nil {
-		panic("harness: Runner.Run: " + err.Error())
+		panic("sim: Runner.Run: " + err.Error())
 	}
 	start := time.Now()
 	c := rn.runCase(s)
@@ -444,7 +446,7 @@ func (rn *Runner) buffer(n int) []Beat {
 // rare nondeterministic answer.
 func (rn *Runner) RunOnce(s faults.Schedule) *Case {
 	if err := s.Validate(); err != nil {
-		panic("harness: Runner.RunOnce: " + err.Error())
+		panic("sim: Runner.RunOnce: " + err.Error())
 	}
 	return rn.runCase(s)
 }
@@ -481,9 +483,9 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	// golden run, so that a recovery replaying the work at once is not mistaken for one.
 	r.goldenSpin = gold.r.rec.maxSpin
 	r.maxSpin = max(10*r.goldenSpin, g+1000)
-	if scaled := HangFactor * gold.maxGap; scaled > o.Timeout {
+	if scaled := harness.HangFactor * gold.maxGap; scaled > o.Timeout {
 		o.Timeout = scaled.Round(time.Millisecond)
-		r.hangWhy = fmt.Sprintf(", %d times the golden run's longest gap between beats", HangFactor)
+		r.hangWhy = fmt.Sprintf(", %d times the golden run's longest gap between beats", harness.HangFactor)
 	}
 	r.beats = rn.buffer(g)
 	var x ending
@@ -534,8 +536,8 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	return c
 }
 
-// repeated returns what golden run gold, of more workers than Options.Replicas (a fleet
-// fault's), applies more often than the golden run of Options.Replicas workers, each with that
+// repeated returns what golden run gold, of more workers than harness.Options.Replicas (a fleet
+// fault's), applies more often than the golden run of harness.Options.Replicas workers, each with that
 // run's count (oracle.Options.Repeated), or nil. Only what fewer workers apply too counts: an
 // effect of a worker's own (its name in the arguments) is no repeat.
 func (rn *Runner) repeated(gold *Golden) map[string]int {
@@ -624,7 +626,7 @@ func (rn *Runner) derive(r *run, g *run, f faults.Fault) (ending, bool) {
 	at := g.rec.cursors[k]
 	r.clock = faults.NewClock(at.now)
 	r.disk = g.disk.Replay(at.disk, faults.DiskOptions{Now: r.clock.Now, Sector: rn.o.Sector, Pending: keepsSubset(r.sched)})
-	r.world = g.world.replay(at.world)
+	r.world = g.world.Replay(at.world)
 	if err := r.pcg.UnmarshalBinary(at.sched); err != nil {
 		panic(err) // it was marshalled by the same type
 	}
@@ -669,7 +671,7 @@ func (rn *Runner) Recovery(k int) []int {
 // fault can fire (Beat.Admits). It panics on a schedule that ParseSchedule would refuse.
 func (rn *Runner) Beats(s faults.Schedule, n int) []Beat {
 	if err := s.Validate(); err != nil {
-		panic("harness: Runner.Beats: " + err.Error())
+		panic("sim: Runner.Beats: " + err.Error())
 	}
 	return rn.runCaseAs(s[:n], s, true).Beats
 }
@@ -697,13 +699,13 @@ func (rn *Runner) CrashState(f faults.Fault) (any, error) {
 // RunBare runs the target once, uninterrupted, outside any campaign: its processes use fsys
 // directly, with no beats and no faults, under the same scheduler and virtual time. It serves
 // to measure a target without chaoskit, or to smoke-test an adapter.
-func RunBare(newTarget func() Target, fsys afero.Fs, opts Options) (any, error) {
+func RunBare(newTarget func() harness.Target, fsys afero.Fs, opts harness.Options) (any, error) {
 	if fsys == nil {
-		panic("harness: RunBare with a nil filesystem")
+		panic("sim: RunBare with a nil filesystem")
 	}
-	o := opts.withDefaults()
-	var tools []Tool
-	if t, ok := newTarget().(Tooler); ok {
+	o := withDefaults(opts)
+	var tools []harness.Tool
+	if t, ok := newTarget().(harness.Tooler); ok {
 		tools = t.Tools()
 	}
 	r := newRun(newTarget, &o, tools, nil, o.MaxBeats)
@@ -713,7 +715,7 @@ func RunBare(newTarget func() Target, fsys afero.Fs, opts Options) (any, error) 
 	case x.hung != "":
 		return nil, errors.New(x.hung)
 	case x.late:
-		return nil, fmt.Errorf("no end within %s of virtual time (Options.MaxVirtualTime)", shortDur(o.MaxVirtualTime))
+		return nil, fmt.Errorf("no end within %s of virtual time (Options.MaxVirtualTime)", faults.FormatDuration(o.MaxVirtualTime))
 	case x.panicked != "":
 		return nil, fmt.Errorf("panicked: %s", x.panicked)
 	}

@@ -1,4 +1,4 @@
-package harness_test
+package sim_test
 
 import (
 	"context"
@@ -11,10 +11,11 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
-func golden(t *testing.T, target harness.Target, opts harness.Options) *harness.Case {
+func golden(t *testing.T, target harness.Target, opts harness.Options) *sim.Case {
 	t.Helper()
 	return newRunner(t, target, opts).Run(nil)
 }
@@ -70,7 +71,7 @@ func TestStuckRunsAreDetected(t *testing.T) {
 	if !c.Breaks(oracle.Completes) || !strings.Contains(c.Verdict.Violations[0].Detail, "stuck: nothing will ever wake the run") {
 		t.Fatalf("%s", c)
 	}
-	_, err := harness.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+	_, err := sim.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 		return env.Await(ctx, "never")
 	}}), harness.Options{Name: "waiter"})
 	if err == nil || !strings.Contains(err.Error(), "waiter: golden run failed: stuck") || !strings.Contains(err.Error(), "a message on never") {
@@ -265,7 +266,7 @@ func TestDeployAndSwitch(t *testing.T) {
 
 // A panic in a thread started with Go ends the process, as in a real one: it is not swallowed.
 func TestThreadPanicEndsTheProcess(t *testing.T) {
-	_, err := harness.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+	_, err := sim.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 		env.Go(func(ctx context.Context) {
 			var m map[string]int
 			m["boom"]++
@@ -299,7 +300,7 @@ func TestFencingTokensAreGlobal(t *testing.T) {
 
 // A bare run is judged by its progress, not its beats (it has none): a long one is not hung.
 func TestRunBare(t *testing.T) {
-	res, err := harness.RunBare(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+	res, err := sim.RunBare(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 		for i := 0; i < 40; i++ {
 			time.Sleep(10 * time.Millisecond) // real work between Env calls
 			env.Mark("step")
@@ -314,7 +315,7 @@ func TestRunBare(t *testing.T) {
 			t.Fatal("RunBare with a nil filesystem did not panic")
 		}
 	}()
-	harness.RunBare(harness.Fresh(harness.Func{}), nil, harness.Options{})
+	sim.RunBare(harness.Fresh(harness.Func{}), nil, harness.Options{})
 }
 
 // A virtual deadline behaves as context.WithTimeout's: its context, and every context derived

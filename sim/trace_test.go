@@ -1,4 +1,4 @@
-package harness_test
+package sim_test
 
 import (
 	"fmt"
@@ -7,21 +7,21 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // run builds the beats of a made-up run: filler beats (sleeps) up to n, with the given beats put
 // in at their places, each of process attempt unless it says otherwise.
 type runBuilder struct {
-	beats []harness.Beat
+	beats []sim.Beat
 	notes map[int]string
 }
 
 func newRun(n int) *runBuilder {
-	r := &runBuilder{beats: make([]harness.Beat, n), notes: map[int]string{}}
+	r := &runBuilder{beats: make([]sim.Beat, n), notes: map[int]string{}}
 	for i := range r.beats {
-		r.beats[i] = harness.Beat{Kind: harness.BeatSleep, Dur: time.Second}
+		r.beats[i] = sim.Beat{Kind: sim.BeatSleep, Dur: time.Second}
 	}
 	return r
 }
@@ -34,19 +34,19 @@ func (r *runBuilder) from(i, attempt, worker int) *runBuilder {
 	return r
 }
 
-func (r *runBuilder) set(i int, b harness.Beat) *runBuilder {
+func (r *runBuilder) set(i int, b sim.Beat) *runBuilder {
 	b.Attempt, b.Worker = r.beats[i].Attempt, r.beats[i].Worker
 	r.beats[i] = b
 	return r
 }
 
 func (r *runBuilder) tool(i int, name, key string) *runBuilder {
-	r.set(i, harness.Beat{Kind: harness.BeatToolSent, Name: name, Key: key})
-	return r.set(i+1, harness.Beat{Kind: harness.BeatToolApplied, Name: name, Key: key})
+	r.set(i, sim.Beat{Kind: sim.BeatToolSent, Name: name, Key: key})
+	return r.set(i+1, sim.Beat{Kind: sim.BeatToolApplied, Name: name, Key: key})
 }
 
 func (r *runBuilder) mark(i int, label string) *runBuilder {
-	return r.set(i, harness.Beat{Kind: harness.BeatMark, Name: label})
+	return r.set(i, sim.Beat{Kind: sim.BeatMark, Name: label})
 }
 
 // crash puts a kill at beat i, with the notes the run makes: the process ends there and the next
@@ -59,8 +59,8 @@ func (r *runBuilder) crash(i int) (*runBuilder, faults.Schedule) {
 	return r, faults.Schedule{{Kind: faults.Kill, Beat: i}}
 }
 
-func (r *runBuilder) kase(s faults.Schedule, v oracle.Verdict) *harness.Case {
-	return &harness.Case{Target: "t", Seed: 1, Schedule: s, Verdict: v, Beats: r.beats, Notes: r.notes}
+func (r *runBuilder) kase(s faults.Schedule, v oracle.Verdict) *sim.Case {
+	return &sim.Case{Target: "t", Seed: 1, Schedule: s, Verdict: v, Beats: r.beats, Notes: r.notes}
 }
 
 func fail(props ...string) oracle.Verdict {
@@ -72,7 +72,7 @@ func fail(props ...string) oracle.Verdict {
 }
 
 // traced returns the trace as beat number -> note, with "" for a beat without one.
-func traced(c *harness.Case) map[int]string {
+func traced(c *sim.Case) map[int]string {
 	out := map[int]string{}
 	for _, t := range c.Trace() {
 		out[t.Beat] = t.Note
@@ -80,7 +80,7 @@ func traced(c *harness.Case) map[int]string {
 	return out
 }
 
-func wantBeats(t *testing.T, c *harness.Case, want map[int]string) {
+func wantBeats(t *testing.T, c *sim.Case, want map[int]string) {
 	t.Helper()
 	got := traced(c)
 	for b, note := range want {
@@ -182,11 +182,11 @@ func TestTraceMarksMadeAgain(t *testing.T) {
 // the ones the lease service refused are not.
 func TestTraceTakeover(t *testing.T) {
 	r := newRun(300).from(0, 0, 0).from(150, 1, 1)
-	r.set(0, harness.Beat{Kind: harness.BeatLease, Name: "run", Key: "acquire"}).mark(1, "started")
-	r.set(10, harness.Beat{Kind: harness.BeatSleep, Dur: time.Hour, Fault: 1}) // the freeze
+	r.set(0, sim.Beat{Kind: sim.BeatLease, Name: "run", Key: "acquire"}).mark(1, "started")
+	r.set(10, sim.Beat{Kind: sim.BeatSleep, Dur: time.Hour, Fault: 1}) // the freeze
 	r.notes[10] = "process 0 frozen for 2h"
 	for i := 150; i < 200; i += 2 {
-		r.set(i, harness.Beat{Kind: harness.BeatLease, Name: "run", Key: "acquire", Refused: i < 198})
+		r.set(i, sim.Beat{Kind: sim.BeatLease, Name: "run", Key: "acquire", Refused: i < 198})
 	}
 	r.mark(199, "taken over")
 	r.notes[299] = "process 1 completed; process 0 completed"

@@ -1,6 +1,6 @@
 //go:build campaigns
 
-package harness_test
+package sim_test
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package harness_test
+package sim_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // endless marks progress for ever, as a harness stuck in a loop does.
@@ -47,8 +48,8 @@ func TestEndlessGoldenRunIsRefusedAtItsBound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Name = tc.name
-			_, err := harness.NewRunner(func() harness.Target { return tc.target }, tc.opts)
-			var bound *harness.BoundError
+			_, err := sim.NewRunner(func() harness.Target { return tc.target }, tc.opts)
+			var bound *sim.BoundError
 			if !errors.As(err, &bound) || bound.Bound != tc.bound || bound.Beats != tc.beats {
 				t.Fatalf("err = %v (%+v), want a *BoundError at %s after %d beats", err, bound, tc.bound, tc.beats)
 			}
@@ -64,7 +65,7 @@ func TestEndlessGoldenRunIsRefusedAtItsBound(t *testing.T) {
 		}
 		return nil, nil
 	}}
-	if _, err := harness.NewRunner(harness.Fresh(marks), harness.Options{MaxBeats: 9}); err == nil {
+	if _, err := sim.NewRunner(harness.Fresh(marks), harness.Options{MaxBeats: 9}); err == nil {
 		t.Fatalf("a golden run of 10 beats passed a bound of 9")
 	}
 	rn := newRunner(t, marks, harness.Options{MaxBeats: 10})
@@ -89,8 +90,8 @@ func TestCountedGoldenRunKeepsNoBeats(t *testing.T) {
 			env.Mark("m" + strconv.Itoa(i))
 		}
 	}}
-	_, err := harness.NewRunner(harness.Fresh(target), harness.Options{MaxBeats: to + 10})
-	var bound *harness.BoundError
+	_, err := sim.NewRunner(harness.Fresh(target), harness.Options{MaxBeats: to + 10})
+	var bound *sim.BoundError
 	if !errors.As(err, &bound) {
 		t.Fatalf("err = %v, want a *BoundError", err)
 	}
@@ -127,8 +128,8 @@ func TestNondeterminismIsNamedAtItsBeat(t *testing.T) {
 				}
 				return nil, nil
 			}}
-			_, err := harness.NewRunner(harness.Fresh(target), harness.Options{Name: "flaky"})
-			if !errors.Is(err, harness.ErrNondeterministic) {
+			_, err := sim.NewRunner(harness.Fresh(target), harness.Options{Name: "flaky"})
+			if !errors.Is(err, sim.ErrNondeterministic) {
 				t.Fatalf("err = %v, want ErrNondeterministic", err)
 			}
 			if tc.want != "between" {
@@ -170,7 +171,7 @@ func TestNondeterminismIsNamedAtItsBeat(t *testing.T) {
 				}
 				return nil, nil
 			}}
-		_, err := harness.NewRunner(harness.Fresh(target), harness.Options{Name: "flaky"})
+		_, err := sim.NewRunner(harness.Fresh(target), harness.Options{Name: "flaky"})
 		if want := "flaky: target is not deterministic: " + want; err == nil || err.Error() != want {
 			t.Errorf("err = %v\nwant %s", err, want)
 		}
@@ -206,8 +207,8 @@ func TestContextStopsGoldenRunsAndCases(t *testing.T) {
 			env.Mark("m" + strconv.Itoa(i))
 		}
 	}}
-	_, err := harness.NewRunnerContext(ctx, harness.Fresh(target), harness.Options{Name: "endless"})
-	if !errors.Is(err, harness.ErrInterrupted) || !errors.Is(err, cause) || !ended.Load() {
+	_, err := sim.NewRunnerContext(ctx, harness.Fresh(target), harness.Options{Name: "endless"})
+	if !errors.Is(err, sim.ErrInterrupted) || !errors.Is(err, cause) || !ended.Load() {
 		t.Fatalf("err = %v, processes ended: %v; want ErrInterrupted and the cause, every process ended", err, ended.Load())
 	}
 	if want := "endless: golden run interrupted: SIGTERM"; err.Error() != want {
@@ -230,7 +231,7 @@ func TestContextStopsGoldenRunsAndCases(t *testing.T) {
 		<-blocked
 		cancel(cause)
 	}()
-	if _, err := harness.NewRunnerContext(ctx, harness.Fresh(waiter), harness.Options{}); !errors.Is(err, harness.ErrInterrupted) {
+	if _, err := sim.NewRunnerContext(ctx, harness.Fresh(waiter), harness.Options{}); !errors.Is(err, sim.ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}
 
@@ -245,13 +246,13 @@ func TestContextStopsGoldenRunsAndCases(t *testing.T) {
 		env.AtEnd(func() { cleaned.Store(true) })
 		return nil, errors.New("AtEnd returned")
 	}}
-	if _, err := harness.NewRunnerContext(ctx, harness.Fresh(late), harness.Options{}); !errors.Is(err, harness.ErrInterrupted) || !cleaned.Load() {
+	if _, err := sim.NewRunnerContext(ctx, harness.Fresh(late), harness.Options{}); !errors.Is(err, sim.ErrInterrupted) || !cleaned.Load() {
 		t.Fatalf("err = %v, AtEnd's function ran: %v; want ErrInterrupted, after it ran", err, cleaned.Load())
 	}
 
 	// A case: its recovery is stopped; the case is unknown and interrupted, and so is the next.
 	ctx, cancel = context.WithCancelCause(context.Background())
-	rn, err := harness.NewRunnerContext(ctx, harness.Fresh(steps{n: 4, onResume: func(env *harness.Env, done int) { cancel(cause) }}), harness.Options{})
+	rn, err := sim.NewRunnerContext(ctx, harness.Fresh(steps{n: 4, onResume: func(env *harness.Env, done int) { cancel(cause) }}), harness.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestContextStopsGoldenRunsAndCases(t *testing.T) {
 			t.Fatalf("interrupted %v: %s", c.Interrupted(), c)
 		}
 	}
-	if err := rn.Err(); !errors.Is(err, harness.ErrInterrupted) || !errors.Is(err, cause) {
+	if err := rn.Err(); !errors.Is(err, sim.ErrInterrupted) || !errors.Is(err, cause) {
 		t.Fatalf("Err() = %v", err)
 	}
 }
@@ -293,8 +294,8 @@ func TestSecondGoldenRunPastABoundIsNondeterministic(t *testing.T) {
 		env.Await(wctx, "approval")
 		return nil, nil
 	}}
-	_, err := harness.NewRunner(func() harness.Target { return target }, harness.Options{})
-	if !errors.Is(err, harness.ErrNondeterministic) || !strings.Contains(err.Error(), "the second made the same beats and did not finish within the bounds") {
+	_, err := sim.NewRunner(func() harness.Target { return target }, harness.Options{})
+	if !errors.Is(err, sim.ErrNondeterministic) || !strings.Contains(err.Error(), "the second made the same beats and did not finish within the bounds") {
 		t.Fatalf("NewRunner: %v", err)
 	}
 }

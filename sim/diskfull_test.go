@@ -1,4 +1,4 @@
-package harness_test
+package sim_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
@@ -97,7 +98,7 @@ func (records) State(fsys afero.Fs) (any, error) { return harness.Files(fsys) }
 
 // diskfullCases runs every diskfull case of an exhaustive campaign (opts says how long the
 // disk stays full) against target, and returns them.
-func diskfullCases(t *testing.T, target harness.Target, opts campaign.Options) []*harness.Case {
+func diskfullCases(t *testing.T, target harness.Target, opts campaign.Options) []*sim.Case {
 	t.Helper()
 	rn := newRunner(t, target, opts.Options)
 	opts.Faults = []faults.Kind{faults.DiskFull}

@@ -1,4 +1,4 @@
-package harness_test
+package sim_test
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package harness_test
+package sim_test
 
 import (
 	"context"
@@ -6,13 +6,14 @@ import (
 
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // BenchmarkCaseOverhead measures what the harness costs a case beyond the target's own work: a
 // target of two marks, crashed at the first and run to the end again, judged by the oracle. The
 // case passes: a failing one is run twice, to check that it reproduces.
 func BenchmarkCaseOverhead(b *testing.B) {
-	rn, err := harness.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+	rn, err := sim.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 		env.Mark("a")
 		env.Mark("b")
 		return nil, nil

@@ -1,4 +1,4 @@
-package harness
+package sim
 
 import (
 	"strconv"
@@ -31,7 +31,7 @@ type Beat struct {
 	Op      faults.Op // BeatFS: the operation
 	Name    string    // the tool, the mark's label, the model call's purpose, the topic, the lease
 	Key     string    // the tool call's idempotency key; the lease operation
-	Ref     string    // a lookup's reference (Env.Lookup)
+	Ref     string    // a lookup's reference (harness.Env.Lookup)
 	Async   bool      // BeatToolSent: the tool is asynchronous (its completion comes as a message)
 	Refused bool      // BeatLease: the lease service refused it (held by another, or lost)
 	Dur     time.Duration

@@ -1,4 +1,4 @@
-package harness
+package sim
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ type Case struct {
 	Verdict  oracle.Verdict
 	// Shrunk is, for a failure a campaign shrank, the smallest schedule found that still
 	// breaks the first property this case broke, and ShrunkRepro the command that replays it
-	// (Options.Repro of Shrunk).
+	// (harness.Options.Repro of Shrunk).
 	Shrunk      faults.Schedule
 	ShrunkRepro string
 	// Unfired lists the faults that never fired: the run ended before their beat, or their beat
@@ -32,7 +32,7 @@ type Case struct {
 	// that did not simply pass.
 	Beats []Beat
 	Notes map[int]string
-	// Repro is the command that replays this case (Options.Repro); empty without one.
+	// Repro is the command that replays this case (harness.Options.Repro); empty without one.
 	Repro    string
 	Duration time.Duration
 

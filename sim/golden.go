@@ -1,19 +1,22 @@
-package harness
+package sim
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/internal/world"
 )
 
 // A golden run is made twice (Runner.record): first counted, keeping of its beats only how many
 // there were and running hashes of them (a tally), so that a target that never ends costs no
-// memory until it reaches a bound (Options.MaxBeats, Options.MaxVirtualTime); then, known to end,
+// memory until it reaches a bound (harness.Options.MaxBeats, harness.Options.MaxVirtualTime); then, known to end,
 // recorded in full. The two are compared through the tally's checkpoints; when those cannot
 // name the first beat at which the runs part, a third run, counted, is compared with the
 // recorded one beat by beat as it goes.
 
 // BoundError is the error of a golden run that reached one of its bounds without finishing
-// (Options.MaxBeats or Options.MaxVirtualTime): a harness that never ends, or one longer than the
+// (harness.Options.MaxBeats or harness.Options.MaxVirtualTime): a harness that never ends, or one longer than the
 // bounds, which must then be raised.
 type BoundError struct {
 	Target string
@@ -29,9 +32,9 @@ type BoundError struct {
 }
 
 func (e *BoundError) Error() string {
-	limit, got := fmt.Sprint(e.MaxBeats, " beats"), "it had reached "+shortDur(e.Virtual)+" of virtual time"
+	limit, got := fmt.Sprint(e.MaxBeats, " beats"), "it had reached "+faults.FormatDuration(e.Virtual)+" of virtual time"
 	if e.Bound == "MaxVirtualTime" {
-		limit, got = shortDur(e.MaxVirtualTime)+" of virtual time", fmt.Sprint("it had made ", e.Beats, " beats")
+		limit, got = faults.FormatDuration(e.MaxVirtualTime)+" of virtual time", fmt.Sprint("it had made ", e.Beats, " beats")
 	}
 	return fmt.Sprintf("%s: %s did not finish within %s (Options.%s; %s): a harness that never ends, or one that needs a higher bound",
 		e.Target, errGolden, limit, e.Bound, got)
@@ -40,33 +43,8 @@ func (e *BoundError) Error() string {
 // Unwrap returns the error every failed golden run wraps.
 func (e *BoundError) Unwrap() error { return errGolden }
 
-// progressEvery is how often, at most, Options.OnGolden is called, in wall-clock time.
+// progressEvery is how often, at most, harness.Options.OnGolden is called, in wall-clock time.
 const progressEvery = 200 * time.Millisecond
-
-// sum counts a sequence of strings and hashes it as it goes (64-bit FNV-1a, each string followed
-// by a zero byte), so that two sequences can be compared without keeping either.
-type sum struct {
-	n    int
-	hash uint64
-}
-
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
-
-func (s *sum) add(text string) {
-	h := s.hash
-	if s.n == 0 {
-		h = fnvOffset
-	}
-	for i := 0; i < len(text); i++ {
-		h ^= uint64(text[i])
-		h *= fnvPrime
-	}
-	s.hash = h * fnvPrime
-	s.n++
-}
 
 // maxPoints is how many checkpoints a tally keeps at most, the first headPoints of them at every
 // one of the first beats, for good: a target that is not deterministic is most often so from its
@@ -82,7 +60,7 @@ const (
 // headPoints, so that its memory does not grow with the run while a divergence early in it can
 // still be named exactly.
 type tally struct {
-	beats  sum
+	beats  world.Sum
 	points []point
 	every  int    // the beats between two checkpoints
 	last   string // the label of the last beat
@@ -106,11 +84,11 @@ func newTally(against []Beat) *tally { return &tally{every: 1, against: against,
 // add adds a beat, with its final label (set once the next beat is made: a lease beat learns
 // after it is made whether it was refused).
 func (t *tally) add(b *Beat) {
-	i, label := t.beats.n, b.Label()
-	t.beats.add(label)
+	i, label := t.beats.N, b.Label()
+	t.beats.Add(label)
 	t.last = label
 	if i%t.every == 0 {
-		t.points = append(t.points, point{i, t.beats.hash, label})
+		t.points = append(t.points, point{i, t.beats.Hash, label})
 		if len(t.points) == maxPoints {
 			kept := t.points[:headPoints]
 			for j, p := range t.points[headPoints:] {
@@ -130,8 +108,8 @@ func (t *tally) add(b *Beat) {
 // end closes the tally of a run that ended: a third run that ended before the run it is compared
 // with parts from it there.
 func (t *tally) end() {
-	if t.against != nil && t.diverged < 0 && t.beats.n < len(t.against) {
-		t.diverged = t.beats.n
+	if t.against != nil && t.diverged < 0 && t.beats.N < len(t.against) {
+		t.diverged = t.beats.N
 	}
 }
 
@@ -170,8 +148,8 @@ func (p parting) String() string {
 // false if they agree; else where they part: exactly when t's checkpoints tell, or a window.
 func (t *tally) part(beats []Beat) (parting, bool) {
 	pts := t.points
-	if n := t.beats.n; n > 0 && (len(pts) == 0 || pts[len(pts)-1].beat != n-1) {
-		pts = append(pts[:len(pts):len(pts)], point{n - 1, t.beats.hash, t.last})
+	if n := t.beats.N; n > 0 && (len(pts) == 0 || pts[len(pts)-1].beat != n-1) {
+		pts = append(pts[:len(pts):len(pts)], point{n - 1, t.beats.Hash, t.last})
 	}
 	label := func(i int) string {
 		if i < len(beats) {
@@ -179,16 +157,16 @@ func (t *tally) part(beats []Beat) (parting, bool) {
 		}
 		return ""
 	}
-	var s sum
+	var s world.Sum
 	agree := -1 // the last beat at which both agree for sure
 	for _, p := range pts {
 		if p.beat >= len(beats) {
 			break
 		}
-		for s.n <= p.beat {
-			s.add(beats[s.n].Label())
+		for s.N <= p.beat {
+			s.Add(beats[s.N].Label())
 		}
-		if s.hash != p.hash {
+		if s.Hash != p.hash {
 			if p.beat == agree+1 {
 				return parting{beat: p.beat, first: p.label, second: label(p.beat)}, true
 			}
@@ -196,7 +174,7 @@ func (t *tally) part(beats []Beat) (parting, bool) {
 		}
 		agree = p.beat
 	}
-	switch n := t.beats.n; {
+	switch n := t.beats.N; {
 	case n == len(beats):
 		return parting{}, false
 	case n < len(beats): // t's last beat agreed

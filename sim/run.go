@@ -1,4 +1,4 @@
-package harness
+package sim
 
 import (
 	"context"
@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/internal/envlink"
+	"github.com/chaoskit/chaoskit/internal/world"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/spf13/afero"
 )
@@ -27,12 +30,12 @@ import (
 // When no thread can run, the clock jumps to the next thing due: a timer, a message, a
 // restart, the end of a freeze. A single thread that never blocks costs nothing per beat.
 type run struct {
-	newTarget func() Target // one instance per process
-	o         *Options
+	newTarget func() harness.Target // one instance per process
+	o         *harness.Options
 	sched     faults.Schedule
 	fired     []int // the beat each fault fired at, or -1
 	disk      *faults.Disk
-	world     *world
+	world     *world.World
 	clock     *faults.Clock
 	rec       *recorder  // set while recording a golden run
 	pcg       *rand.PCG  // the scheduler's seeded source...
@@ -56,7 +59,7 @@ type run struct {
 	maxSpin    int
 	goldenSpin int    // the golden run's longest such stretch, which maxSpin is set from
 	hangWhy    string // how the hang detector's timeout was chosen, for its message
-	progress   int    // Env calls so far, beats or not: what the hang detector watches
+	progress   int    // harness.Env calls so far, beats or not: what the hang detector watches
 
 	slots    []*slot
 	procs    []*process // every process started, in order
@@ -77,7 +80,7 @@ type run struct {
 	// disturbed.
 	lastFault int
 	quietAt   time.Time
-	counted   int // restarts that count against Options.MaxRestarts
+	counted   int // restarts that count against harness.Options.MaxRestarts
 }
 
 // slot is a worker: the processes started for it, one after another.
@@ -101,8 +104,9 @@ type slot struct {
 type process struct {
 	slot       *slot
 	attempt    int
-	born       time.Time // the virtual time it started at
-	env        *Env
+	born       time.Time    // the virtual time it started at
+	env        *env         // the Env, the kernel's side
+	api        *harness.Env // the Env its target is given
 	threads    []*thread
 	frozen     time.Time // frozen (by a lease fault) until
 	dead       chan struct{}
@@ -115,7 +119,7 @@ type process struct {
 	firstFault int // the first beat a fault fired at in it, or -1
 	ended      bool
 	crashed    bool
-	atEnd      []func() // Env.AtEnd's functions, guarded by run.mu
+	atEnd      []func() // harness.Env.AtEnd's functions, guarded by run.mu
 	failed     bool     // it ended on its own with an error or a panic
 }
 
@@ -130,11 +134,11 @@ type thread struct {
 
 // wait is what a blocked thread waits for; it wakes on the first of them.
 type wait struct {
-	until time.Time       // this virtual time (zero: none)
-	topic string          // a message on this topic
-	ctx   context.Context // this context being done (nil: none)
-	err   error           // why it woke
-	msgs  []Message       // the topic's messages, when it woke for them
+	until time.Time         // this virtual time (zero: none)
+	topic string            // a message on this topic
+	ctx   context.Context   // this context being done (nil: none)
+	err   error             // why it woke
+	msgs  []harness.Message // the topic's messages, when it woke for them
 }
 
 type eventKind uint8
@@ -197,7 +201,7 @@ type recorder struct {
 	tally   *tally        // set for a counted run, which keeps no cursors and no beats
 	maxSpin int           // the longest stretch of beats with the clock standing still and no mark
 	maxGap  time.Duration // the longest wall-clock time between two beats, or a start and a beat
-	// For Options.OnGolden: the run's name and number, the beats it should make (0: not
+	// For harness.Options.OnGolden: the run's name and number, the beats it should make (0: not
 	// known), and when OnGolden was last called.
 	name  string
 	no    int
@@ -207,7 +211,7 @@ type recorder struct {
 
 func (rc *recorder) at(r *run, p *process) {
 	sched, _ := r.pcg.MarshalBinary()
-	rc.cursors = append(rc.cursors, cursor{r.disk.LogLen(), len(r.world.log), r.clock.Now(), sched, p.marks, p.sinceMark, p.toMark})
+	rc.cursors = append(rc.cursors, cursor{r.disk.LogLen(), r.world.Changes(), r.clock.Now(), sched, p.marks, p.sinceMark, p.toMark})
 }
 
 // ending is how a run ended.
@@ -217,7 +221,7 @@ type ending struct {
 	panicked string
 	hung     string
 	over     bool
-	late     bool   // a golden run's clock would have passed Options.MaxVirtualTime
+	late     bool   // a golden run's clock would have passed harness.Options.MaxVirtualTime
 	stopped  error  // the run's context was done (its cause): the run was interrupted
 	gaveUp   bool   // the harness stopped the run (stuck, restarts used up), not the target
 	why      string // why the supervisor stopped restarting the failing process, if it did
@@ -244,7 +248,7 @@ func firstLine(s string) string {
 	return line
 }
 
-func newRun(newTarget func() Target, o *Options, tools []Tool, s faults.Schedule, maxBeats int) *run {
+func newRun(newTarget func() harness.Target, o *harness.Options, tools []harness.Tool, s faults.Schedule, maxBeats int) *run {
 	r := &run{
 		ctx:       context.Background(),
 		lastFault: -1,
@@ -260,7 +264,7 @@ func newRun(newTarget func() Target, o *Options, tools []Tool, s faults.Schedule
 	}
 	r.rng = rand.New(r.pcg)
 	r.disk = faults.NewDisk(faults.DiskOptions{Now: r.clock.Now, Sector: o.Sector, Pending: keepsSubset(s), Model: o.FSModel})
-	r.world = newWorld(tools)
+	r.world = world.New(tools)
 	for i := range r.fired {
 		r.fired[i] = -1
 	}
@@ -274,7 +278,8 @@ func newRun(newTarget func() Target, o *Options, tools []Tool, s faults.Schedule
 func (r *run) newProcess(s *slot) *process {
 	p := &process{slot: s, attempt: len(r.procs), born: r.clock.Now(), dead: make(chan struct{}), start: r.nbeats(), firstFault: -1}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	p.env = &Env{r: r, p: p, rng: rand.New(rand.NewPCG(r.o.Seed, uint64(p.attempt)))}
+	p.env = &env{r: r, p: p, rng: rand.New(rand.NewPCG(r.o.Seed, uint64(p.attempt)))}
+	p.api = envlink.New(p.env).(*harness.Env)
 	if r.bare != nil {
 		p.env.fs, p.env.bare = r.bare, true
 	} else {
@@ -293,7 +298,7 @@ func (r *run) start(s *slot) {
 		r.lastWall = time.Now()
 	}
 	p := r.newProcess(s)
-	r.spawn(p, func(ctx context.Context) (any, error) { return r.newTarget().Run(ctx, p.env) })
+	r.spawn(p, func(ctx context.Context) (any, error) { return r.newTarget().Run(ctx, p.api) })
 }
 
 // spawn starts a thread of p; it waits for the baton before running f.
@@ -505,7 +510,7 @@ func (r *run) handle(ev event) (ending, bool) {
 		r.end(p, fmt.Sprintf("process %d %s", p.attempt, ending{result: ev.result, err: ev.err, panicked: ev.panicked}))
 		s := p.slot
 		s.result, s.err, s.panicked = ev.result, ev.err, ev.panicked
-		if ev.err == nil && ev.panicked == "" || errors.Is(ev.err, ErrRefused) {
+		if ev.err == nil && ev.panicked == "" || errors.Is(ev.err, harness.ErrRefused) {
 			s.done = true // completed, or refused to go on: nothing to restart
 			return ending{}, false
 		}
@@ -541,7 +546,7 @@ func (r *run) crashed(p *process, f faults.Fault) (ending, bool) {
 }
 
 // restart schedules a new process for slot s after delay, unless the restarts are used up:
-// Options.MaxRestarts of those that count (those after a crash or an undisturbed failure).
+// harness.Options.MaxRestarts of those that count (those after a crash or an undisturbed failure).
 func (r *run) restart(s *slot, delay time.Duration, counts bool) (ending, bool) {
 	if counts && r.counted >= r.o.MaxRestarts {
 		r.killAll()
@@ -641,7 +646,7 @@ func (r *run) advance() bool {
 	if len(r.timers) > 0 {
 		consider(r.timers[0].at)
 	}
-	if at, due := r.world.next(); due {
+	if at, due := r.world.Next(); due {
 		consider(at)
 	}
 	for _, rs := range r.restarts {
@@ -658,7 +663,7 @@ func (r *run) advance() bool {
 		r.clock.Set(next)
 	}
 	r.mu.Lock()
-	r.world.do(worldOp{kind: wAdvance, at: next})
+	r.world.Do(world.Op{Kind: world.Advance, At: next})
 	r.mu.Unlock()
 	for len(r.timers) > 0 && !r.timers[0].at.After(next) {
 		tm := r.timers[0]
@@ -693,8 +698,8 @@ func (r *run) wakeIfReady(t *thread) {
 		return
 	}
 	switch {
-	case w.topic != "" && len(r.world.topics[w.topic]) > 0:
-		w.msgs = append([]Message(nil), r.world.topics[w.topic]...)
+	case w.topic != "" && r.world.Posted(w.topic):
+		w.msgs = r.world.Messages(w.topic)
 	case w.ctx != nil && w.ctx.Err() != nil:
 		w.err = w.ctx.Err()
 	case !w.until.IsZero() && !w.until.After(r.clock.Now()):
@@ -764,7 +769,7 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 		rc.maxGap, r.lastWall = max(rc.maxGap, now.Sub(r.lastWall)), now
 		if r.o.OnGolden != nil && now.Sub(rc.shown) >= progressEvery {
 			rc.shown = now
-			r.o.OnGolden(GoldenProgress{Target: rc.name, Run: rc.no, Beats: idx, Virtual: r.clock.Now().Sub(faults.Epoch),
+			r.o.OnGolden(harness.GoldenProgress{Target: rc.name, Run: rc.no, Beats: idx, Virtual: r.clock.Now().Sub(faults.Epoch),
 				Of: rc.of, MaxBeats: r.o.MaxBeats, MaxVirtualTime: r.o.MaxVirtualTime})
 		}
 	}
@@ -874,15 +879,15 @@ func (r *run) attempts() []oracle.Attempt {
 }
 
 // observe turns a finished run into what the oracle reads.
-func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
+func (r *run) observe(x ending, stater harness.Stater, trace bool) *oracle.Observation {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.world.settle() // effects still on their way land, as they would after the run
+	r.world.Settle() // effects still on their way land, as they would after the run
 	obs := &oracle.Observation{
 		Beats:      r.nbeats(),
 		Attempts:   r.attempts(),
-		Effects:    r.world.effects,
-		ModelCalls: r.world.models,
+		Effects:    r.world.Effects(),
+		ModelCalls: r.world.Models(),
 	}
 	obs.PrefixMarks = r.prefixMarks
 	for j, b := range r.beats {
@@ -910,7 +915,7 @@ func (r *run) observe(x ending, stater Stater, trace bool) *oracle.Observation {
 		obs.Stopped = true
 	case x.gaveUp:
 		obs.Err = x.err.Error()
-	case errors.Is(x.err, ErrRefused):
+	case errors.Is(x.err, harness.ErrRefused):
 		obs.Err, obs.Refused = "the last process refused to go on: "+x.err.Error(), true
 		obs.Stopped = true
 	case x.err != nil:
@@ -940,7 +945,7 @@ func isCrash(k faults.Kind) bool {
 }
 
 // readState reads a target's durable state, turning a panic into an error.
-func readState(s Stater, fsys afero.Fs) (state any, errText string) {
+func readState(s harness.Stater, fsys afero.Fs) (state any, errText string) {
 	defer func() {
 		if p := recover(); p != nil {
 			errText = fmt.Sprintf("State panicked: %v", p)
@@ -954,13 +959,14 @@ func readState(s Stater, fsys afero.Fs) (state any, errText string) {
 }
 
 // panicSite returns " (at func file:line)" for the frame that panicked, from a stack trace:
-// the first frame outside the runtime and the harness. It leaves out goroutine numbers, paths and
+// the first frame outside the runtime, the kernel and package harness (the Env's methods). It leaves out goroutine numbers, paths and
 // offsets, so that reports stay the same from run to run.
 func panicSite(stack []byte) string {
 	lines := strings.Split(string(stack), "\n")
 	for i := 1; i+1 < len(lines); i += 2 {
 		fn := lines[i]
-		if strings.HasPrefix(fn, "runtime") || strings.HasPrefix(fn, "panic(") || strings.HasPrefix(fn, "github.com/chaoskit/chaoskit/harness.") {
+		if strings.HasPrefix(fn, "runtime") || strings.HasPrefix(fn, "panic(") || strings.HasPrefix(fn, "github.com/chaoskit/chaoskit/harness.") ||
+			strings.HasPrefix(fn, "github.com/chaoskit/chaoskit/sim.") {
 			continue
 		}
 		if j := strings.LastIndexByte(fn, '('); j > 0 && !strings.HasSuffix(fn[:j], ".") {

@@ -1,4 +1,4 @@
-package harness_test
+package sim_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
@@ -104,7 +105,7 @@ func syncDir(fsys afero.Fs) error {
 func TestPowerSubsetCatchesAReorderedPair(t *testing.T) {
 	kinds := []faults.Kind{faults.Kill, faults.Power, faults.Torn}
 	rn := newRunner(t, pairLog{steps: 6}, harness.Options{Seed: 1})
-	var caught *harness.Case
+	var caught *sim.Case
 	subsets := 0
 	for _, c := range explore(t, rn, campaign.Options{Faults: kinds}) {
 		f := c.Schedule[0]
