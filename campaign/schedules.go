@@ -457,8 +457,9 @@ func (p *probes) get(rn *sim.Runner, kinds []faults.Kind, s faults.Schedule, n i
 
 // NoCase returns what o.Faults (its defaults filled in) asks for (faults.Requests: a whole family,
 // or a kind) of which the campaign o describes over rn's target has no case at all: kinds with no
-// beat of the golden run where they apply (torn where no write would tear otherwise than a plain
-// power loss, callback-dup without an asynchronous tool), or, in Random mode, none drawn. Nothing
+// beat of the golden run where they apply (callback-dup without an asynchronous tool; torn where
+// no write would tear otherwise than a plain power loss, unless the campaign has power cases:
+// faults.Decided), or, in Random mode, none drawn. Nothing
 // is decided about them, so a campaign that asked for them has not passed them.
 func NoCase(rn *sim.Runner, o Options) ([]string, error) {
 	o = o.withDefaults()
@@ -475,7 +476,7 @@ func NoCase(rn *sim.Runner, o Options) ([]string, error) {
 	var out []string
 	names, groups := faults.Requests(o.Faults)
 	for i, g := range groups {
-		if !slices.ContainsFunc(g, func(k faults.Kind) bool { return seen[k] }) {
+		if !slices.ContainsFunc(g, func(k faults.Kind) bool { return faults.Decided(k, func(k faults.Kind) bool { return seen[k] }) }) {
 			out = append(out, names[i])
 		}
 	}

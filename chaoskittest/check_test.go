@@ -124,6 +124,29 @@ func TestCheckRandomShrinksAndReplays(t *testing.T) {
 	t.Logf("the same case from the command line: %s", cli)
 }
 
+// A seed given on the command line is in every replay command, even 0: without it the replay
+// would run under the code's Options.Seed (3 here), another case.
+func TestCheckReplayKeepsAnOverriddenSeed(t *testing.T) {
+	out, ok := runHelper(t, "TestCheckHelperRandom", "-chaoskit.seed=0")
+	if ok {
+		t.Fatalf("Check passed a harness with unstable keys under seed 0:\n%s", out)
+	}
+	all := replayRe.FindAllStringSubmatch(out, -1)
+	if len(all) == 0 {
+		t.Fatalf("no replay command in:\n%s", out)
+	}
+	for _, m := range all {
+		if m[5] != "0" {
+			t.Fatalf("a replay command without -chaoskit.seed=0: %s", m[0])
+		}
+	}
+	shrunk := all[0][3]
+	again, ok := runHelper(t, "TestCheckHelperRandom", "-chaoskit.schedule="+shrunk, "-chaoskit.seed=0")
+	if ok || !strings.Contains(again, "under "+shrunk+" (seed 0): fail") {
+		t.Fatalf("replaying %s with seed 0:\n%s", shrunk, again)
+	}
+}
+
 func TestCheckPassesTheReference(t *testing.T) {
 	chaoskittest.Check(t, agent(reference.Correct), campaign.Options{})
 }

@@ -343,6 +343,18 @@ func knownKinds() string {
 	return strings.Join(names, ", ")
 }
 
+// Decided reports whether a campaign whose cases include those of the kinds has reports something
+// of kind k: it has a case of k, or k is listed only where it leaves the disk otherwise than a
+// plain power loss (WhereModesDiffer: torn, where no write in flight could tear) and the campaign
+// has power cases, which are what k's cases would be at every other beat.
+func Decided(k Kind, has func(Kind) bool) bool {
+	if has(k) {
+		return true
+	}
+	info, _ := k.Info()
+	return info.Listed == WhereModesDiffer && has(Power)
+}
+
 // Requests groups a list of kinds (a campaign's, say) into what it asks for: every kind of a
 // family present (as ParseKinds gives for "storage" or "all") is one request, named for the
 // family, and any other kind a request of its own, named for the kind; in the order of the

@@ -3,6 +3,7 @@ package faults_test
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -205,6 +206,28 @@ func TestRequests(t *testing.T) {
 		names, groups := faults.Requests(kinds)
 		if got := strings.Join(names, " "); got != want || len(groups) != len(names) {
 			t.Errorf("Requests(%s) = %s (%d groups), want %s", list, got, len(groups), want)
+		}
+	}
+}
+
+// A kind with a case is decided; torn without one is decided only beside power cases, which are
+// what its cases would be at a beat where nothing could tear; no other kind stands for another.
+func TestDecided(t *testing.T) {
+	for _, tc := range []struct {
+		kind faults.Kind
+		has  []faults.Kind
+		want bool
+	}{
+		{faults.Torn, []faults.Kind{faults.Torn}, true},
+		{faults.Torn, []faults.Kind{faults.Power}, true},
+		{faults.Torn, []faults.Kind{faults.Kill}, false},
+		{faults.Torn, nil, false},
+		{faults.CallbackDup, []faults.Kind{faults.Power, faults.ToolTransient}, false},
+		{faults.Power, []faults.Kind{faults.Kill}, false},
+	} {
+		has := func(k faults.Kind) bool { return slices.Contains(tc.has, k) }
+		if got := faults.Decided(tc.kind, has); got != tc.want {
+			t.Errorf("Decided(%s) with cases of %v = %v, want %v", tc.kind, tc.has, got, tc.want)
 		}
 	}
 }
