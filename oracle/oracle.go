@@ -105,6 +105,9 @@ type Attempt struct {
 	// Marks counts the marks it made; SinceMark counts the beats it made after its last mark
 	// (or since it started, without one), and ToFirstMark those before its first.
 	Marks, SinceMark, ToFirstMark int
+	// Frozen lists the beats at which a lease fault froze it (the worker paused past its
+	// lease, as under a long GC pause or a stopped VM), in order.
+	Frozen []int
 }
 
 // Options tunes the oracle. The zero value is valid.

@@ -264,6 +264,31 @@ func TestWorkLostAcrossWorkers(t *testing.T) {
 	}
 }
 
+// A worker frozen by a lease fault in the middle of a step, whose step another worker took over
+// and marked, finishes that step when it wakes: its mark repeats the other's but redoes nothing
+// durable. Had it started the step after the other's mark, or not been frozen, it would have.
+func TestWorkLostExcusesAFrozenWorkersStepInFlight(t *testing.T) {
+	golden := done(nil)
+	golden.Marks = []oracle.Mark{{Beat: 2, Label: "a"}, {Beat: 6, Label: "b"}}
+	for _, tc := range []struct {
+		name   string
+		frozen []int
+		want   string
+	}{
+		{"frozen after its mark of a, b marked by the other meanwhile", []int{4}, ""},
+		{"never frozen", nil, "bounded-work-lost"},
+		{"frozen before its mark of a", []int{1}, "bounded-work-lost"},
+		{"frozen after the other had marked b", []int{10}, "bounded-work-lost"},
+	} {
+		f := done(nil)
+		f.Marks = []oracle.Mark{{Beat: 2, Label: "a", Attempt: 0}, {Beat: 9, Label: "b", Attempt: 1}, {Beat: 12, Label: "b", Attempt: 0}}
+		f.Attempts = []oracle.Attempt{{First: true, Marks: 2, Frozen: tc.frozen}, {First: true, Marks: 1}}
+		if v := oracle.Check(golden, f, oracle.Options{}); props(v) != tc.want {
+			t.Errorf("%s: violations %q, want %q: %+v", tc.name, props(v), tc.want, v.Violations)
+		}
+	}
+}
+
 func TestModelCallsRemade(t *testing.T) {
 	g, f := done(nil), done(nil)
 	g.ModelCalls = []string{"plan 0", "plan 1", "plan 2"}

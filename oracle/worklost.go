@@ -15,7 +15,11 @@ type work struct {
 // and mark k being g[k]-g[k-1] beats. Going through the run's marks in beat order, whatever
 // worker made them, a mark already made is durable work done again: that is what
 // bounded-work-lost forbids beyond the slack, for a restart (or a takeover) may redo only the
-// work that was in flight. Work lost adds that redone work to the work in flight when processes
+// work that was in flight. One repeat is not a redo: the mark of a process that a lease fault
+// froze after its previous mark, made again after another process made it during the freeze.
+// That worker was frozen in the step while another took the run over and did it; waking, it
+// finishes the step it had in flight, and has redone nothing durable (its effects are for
+// no-duplicate-effects to judge, and what it does after that mark counts as any other work). Work lost adds that redone work to the work in flight when processes
 // crashed: the beats each made after its last mark (a restarted process that crashes again
 // before any mark only lost its recovery, and is not counted). Resume beats count, for each
 // restarted process, its beats before its first mark.
@@ -34,13 +38,17 @@ func measureWork(golden, faulty *Observation, slack int) work {
 		return gm[k].Beat - gm[k-1].Beat
 	}
 	made := make([]bool, len(gm))
+	madeAt := make([]int, len(gm)) // the beat at which mark k was first made; -1 in the prefix
 	for k := range min(faulty.PrefixMarks, len(gm)) {
-		made[k] = true
+		made[k], madeAt[k] = true, -1
 	}
+	since := map[int]int{} // process -> the beat of its last mark so far
 	redone := 0
 	var first *Mark
 	for i := range faulty.Marks {
 		m := &faulty.Marks[i]
+		last, marked := since[m.Attempt]
+		since[m.Attempt] = m.Beat
 		ords := byLabel[m.Label]
 		if len(ords) == 0 {
 			continue // a mark the golden run never made
@@ -53,8 +61,11 @@ func measureWork(golden, faulty *Observation, slack int) work {
 			}
 		}
 		if !made[k] {
-			made[k] = true
+			made[k], madeAt[k] = true, m.Beat
 			continue
+		}
+		if frozenBefore(faulty, m.Attempt, last, marked, madeAt[k]) {
+			continue // in flight when its process froze: finished, not redone
 		}
 		if first == nil {
 			first = m
@@ -74,4 +85,18 @@ func measureWork(golden, faulty *Observation, slack int) work {
 		w.over = append(w.over, fmt.Sprintf("%d beats of durable golden work were done again: %q was made again at beat %d (process %d), after it had been made", redone, first.Label, first.Beat, first.Attempt))
 	}
 	return w
+}
+
+// frozenBefore reports whether process p was frozen by a lease fault after its last mark (at
+// beat last, if marked) and before beat at.
+func frozenBefore(o *Observation, p, last int, marked bool, at int) bool {
+	if p >= len(o.Attempts) {
+		return false
+	}
+	for _, f := range o.Attempts[p].Frozen {
+		if (!marked || f > last) && f < at {
+			return true
+		}
+	}
+	return false
 }

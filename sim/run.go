@@ -109,6 +109,7 @@ type process struct {
 	api        *harness.Env // the Env its target is given
 	threads    []*thread
 	frozen     time.Time // frozen (by a lease fault) until
+	frozenAt   []int     // the beats at which lease faults froze it
 	dead       chan struct{}
 	ctx        context.Context
 	cancel     context.CancelFunc
@@ -493,6 +494,7 @@ func (r *run) handle(ev event) (ending, bool) {
 	case evBlock: // the loop's wakeReady wakes it if its wait is already over
 	case evFreeze:
 		p.frozen = r.clock.Now().Add(ev.fault.Dur)
+		p.frozenAt = append(p.frozenAt, r.nbeats()-1)
 		r.note(r.nbeats()-1, fmt.Sprintf("process %d frozen for %s", p.attempt, ev.fault.Dur))
 	case evOver:
 		r.killAll()
@@ -873,7 +875,7 @@ func (r *run) attempts() []oracle.Attempt {
 	out := make([]oracle.Attempt, len(r.procs))
 	for i, p := range r.procs {
 		out[i] = oracle.Attempt{First: p.attempt < len(r.slots), Crashed: p.crashed, Failed: p.failed,
-			Marks: p.marks, SinceMark: p.sinceMark, ToFirstMark: p.toMark}
+			Marks: p.marks, SinceMark: p.sinceMark, ToFirstMark: p.toMark, Frozen: p.frozenAt}
 	}
 	return out
 }

@@ -151,7 +151,7 @@ func beatsAdvice(err error, targets []campaign.Target) error {
 			continue
 		}
 		advise := func(err error) error {
-			return fmt.Errorf("%w (if %s's file operations are what differs from run to run, as with temporary files named at random, --beats calls makes only its requests beats)", err, t.Name)
+			return fmt.Errorf("%w (if %s's file operations are what differs from run to run: name temporary files without randomness or the pid, as NAME.tmp, and keep logs out of the state directory; else --beats calls makes only its requests beats, and leaves out the faults that need file operations as beats)", err, t.Name)
 		}
 		if named {
 			te.Err = advise(te.Err)

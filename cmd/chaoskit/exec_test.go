@@ -292,8 +292,14 @@ func TestReplayCommandsCarryTheRestartPolicy(t *testing.T) {
 func TestNondeterministicFilesSuggestBeatsCalls(t *testing.T) {
 	needs.Err(t, fusefs.Available())
 	code, out, errOut := chaoskit(t, "run", "--exec", `sh -c 'echo x > "$CHAOSKIT_STATE_DIR/tmp.$$"'`, "--name", "tmp", "--disk", "fuse", "--faults", "kill", "--out", t.TempDir())
+	const advice = "(if tmp's file operations are what differs from run to run: name temporary files without randomness or the pid, as NAME.tmp, and keep logs out of the state directory; else --beats calls makes only its requests beats"
 	if code != exitUnknown || !strings.Contains(errOut, "tmp: target is not deterministic: two golden runs diverge at beat 0") ||
-		!strings.Contains(errOut, "(if tmp's file operations are what differs from run to run, as with temporary files named at random, --beats calls makes only its requests beats)") {
+		!strings.Contains(errOut, advice) {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	// run --list, which the pytest plugin and the node:test helper call first, says the same.
+	code, out, errOut = chaoskit(t, "run", "--list", "--exec", `sh -c 'echo x > "$CHAOSKIT_STATE_DIR/tmp.$$"'`, "--name", "tmp", "--disk", "fuse", "--faults", "kill")
+	if code != exitUnknown || !strings.Contains(errOut, advice) {
+		t.Fatalf("run --list: exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -80,7 +80,7 @@ func (c *cli) listCases(camp *campaign.Campaign) error {
 	seq, err := camp.List(c.ctx)
 	bar.end()
 	if err != nil && !errors.Is(err, campaign.ErrInterrupted) {
-		err = targetError(err)
+		err = targetError(beatsAdvice(err, camp.Targets))
 	}
 	if err != nil {
 		return err
