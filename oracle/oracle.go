@@ -228,7 +228,7 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 	case faulty.Unrecoverable:
 		v.skip(BoundedWorkLost, "a corruption destroyed durable progress, so redoing work is expected")
 	case !w.checked:
-		v.skip(BoundedWorkLost, "the target made no progress marks (call Env.Mark after each durable step)")
+		v.skip(BoundedWorkLost, "the target made no progress marks (mark each durable step: Env.Mark in Go, mark in the process clients)")
 	case len(w.over) > 0:
 		v.fail(BoundedWorkLost, strings.Join(w.over, "\n"))
 	}

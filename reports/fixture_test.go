@@ -149,7 +149,7 @@ func randomReport(t testing.TB) *Report {
 		case i%100 == 3:
 			c.NotChecked = []string{"same-state: the run did not complete", "same-result: the run did not complete"}
 		case i%100 == 4:
-			c.NotChecked = []string{"bounded-work-lost: the target made no progress marks (call Env.Mark after each durable step)"}
+			c.NotChecked = []string{"bounded-work-lost: the target made no progress marks (mark each durable step: Env.Mark in Go, mark in the process clients)"}
 		case i == 5:
 			c.NotChecked = []string{"bounded-work-lost: a corruption destroyed durable progress, so redoing work is expected"}
 			c.Unfired = []faults.Fault{{Kind: faults.Lease, Beat: 10, Dur: 2 * time.Hour}}

@@ -202,7 +202,7 @@ func TestShrunkRepro(t *testing.T) {
 func TestTargetNotes(t *testing.T) {
 	got := targetNotes(mustView(t, randomReport(t)).targets[0])
 	want := []string{
-		"bounded-work-lost not checked in 16 of 1500 cases: the target made no progress marks (call Env.Mark after each durable step) (15), a corruption destroyed durable progress, so redoing work is expected (1)",
+		"bounded-work-lost not checked in 16 of 1500 cases: the target made no progress marks (mark each durable step: Env.Mark in Go, mark in the process clients) (15), a corruption destroyed durable progress, so redoing work is expected (1)",
 		"same-result, same-state not checked in 15 of 1500 cases: the run did not complete",
 		"1 case had a fault that never fired (judged on the faults that fired)",
 		"1 case passed by refusing to go on without a person (one where no tool call was in doubt, after a power cut or a torn write, usually hides lost durable state: --gate refused==0 fails them)",

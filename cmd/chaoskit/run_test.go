@@ -456,12 +456,16 @@ func TestPrintedProblemsCutNothing(t *testing.T) {
 			{Property: "same-result", Detail: "the result differs from the golden run's (-golden +faulty):\n.Outputs[2]: -\"a-1\" +\"a-2\""}}},
 		{Target: "t", Schedule: faults.MustParseSchedule("kill@4"), Verdict: oracle.Fail, Repro: "chaoskit replay ...", Violations: []oracle.Violation{
 			{Property: "no-duplicate-effects", Detail: long}}},
+		{Target: "t", Schedule: faults.MustParseSchedule("kill@2,power@9"), Verdict: oracle.Fail, Repro: "chaoskit replay --schedule 'kill@2,power@9'",
+			Shrunk: faults.MustParseSchedule("power@5"), ShrunkRepro: "chaoskit replay --schedule 'power@5'", Violations: []oracle.Violation{
+				{Property: "bounded-work-lost", Detail: "redone"}}},
 	}
 	var b strings.Builder
 	printProblems(&b, problems)
 	wantIn(t, "the problems", b.String(),
 		"  t kill@3: same-result: the result differs from the golden run's (-golden +faulty): .Outputs[2]: -\"a-1\" +\"a-2\"\n",
-		"  t kill@4: no-duplicate-effects: "+long+"\n")
+		"  t kill@4: no-duplicate-effects: "+long+"\n",
+		"  t power@5 (shrunk from kill@2,power@9): bounded-work-lost: redone\n    chaoskit replay --schedule 'power@5'\n")
 	if strings.Contains(b.String(), "…") {
 		t.Errorf("a line is cut short:\n%s", b.String())
 	}

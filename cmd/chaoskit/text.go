@@ -95,12 +95,17 @@ func targetVerdict(t *reports.TargetSummary) string {
 const problemsShown = 3
 
 // printProblems prints the first few failing or unknown cases of each target, each summed up on
-// a line that cuts nothing short (reports.Case.Headline), with the command that replays it.
+// a line that cuts nothing short (reports.Case.Headline), with the command that replays it: for
+// a failure a random campaign shrank, the shrunk schedule's, as the report's other forms show it.
 func printProblems(w io.Writer, problems []*reports.Case) {
 	for i, c := range problems {
 		if i == 0 {
 			fmt.Fprintln(w, "\nfirst problems:")
 		}
-		fmt.Fprintf(w, "  %s %s: %s\n    %s\n", c.Target, c.Schedule, c.Headline(), c.Repro)
+		sched, repro := c.Schedule.String(), c.Repro
+		if c.ShrunkRepro != "" {
+			sched, repro = fmt.Sprintf("%s (shrunk from %s)", c.Shrunk, c.Schedule), c.ShrunkRepro
+		}
+		fmt.Fprintf(w, "  %s %s: %s\n    %s\n", c.Target, sched, c.Headline(), repro)
 	}
 }
