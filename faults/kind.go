@@ -210,8 +210,11 @@ func (k KindInfo) Form() string {
 	return form
 }
 
-// RateLimitRetryAfter is the retry-after a model-ratelimit fault answers with: the model takes
-// no call before it has passed.
+// RateLimitRetryAfter is the retry-after a model-ratelimit fault answers with. Only the call
+// the fault fires at is refused: a call made again sooner is answered, for a process target's
+// wall-clock wait (time.sleep) does not move the virtual clock, and refusing it would fail a
+// harness that waits as told. Ignoring the retry-after is therefore not caught. The supervisor
+// counts the window as a fault in force (Holds).
 const RateLimitRetryAfter = 20 * time.Second
 
 var kindTable = []KindInfo{

@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/chaoskit/chaoskit/internal/envlink"
@@ -33,7 +34,8 @@ type kernel interface {
 	Mark(label string)
 	Sleep(ctx context.Context, d time.Duration) error
 	WithTimeout(parent context.Context, d time.Duration) (context.Context, context.CancelFunc)
-	Go(f func(ctx context.Context))
+	// Spawn is Go, and returns a function that waits for f to return (or ctx to be done).
+	Spawn(f func(ctx context.Context)) (wait func(ctx context.Context) error)
 	Call(ctx context.Context, c Call) (Reply, error)
 	Lookup(ctx context.Context, tool, ref string) (Reply, bool, error)
 	Model(ctx context.Context, c ModelCall) (string, error)
@@ -121,8 +123,57 @@ func (e *Env) WithTimeout(parent context.Context, d time.Duration) (context.Cont
 
 // Go starts f in a new thread of the process (a watchdog, a heartbeat): it runs when the
 // process's other threads wait, and dies with the process. ctx is done when the process ends.
+// To wait for the threads you start, start them with a Group: a sync.WaitGroup, a channel or an
+// errgroup blocks outside the Env, where no other thread of the process runs, and the process
+// hangs.
 func (e *Env) Go(f func(ctx context.Context)) {
-	e.k.Go(f)
+	e.k.Spawn(f)
+}
+
+// Group returns a new, empty group of threads of the process, for work done at once and waited
+// for, such as several tool calls whose latencies overlap: Env's errgroup.Group.
+func (e *Env) Group() *Group { return &Group{e: e} }
+
+// Group is a set of threads of one process, started with Go and waited for with Wait, as an
+// errgroup.Group's are, but through the Env, so that waiting lets the threads run.
+type Group struct {
+	e     *Env
+	mu    sync.Mutex
+	waits []func(ctx context.Context) error
+	err   error // the first error a thread returned
+}
+
+// Go starts f in a new thread of the process, as Env.Go does; Wait returns the first error a
+// thread of the group returned.
+func (g *Group) Go(f func(ctx context.Context) error) {
+	wait := g.e.k.Spawn(func(ctx context.Context) {
+		if err := f(ctx); err != nil {
+			g.mu.Lock()
+			if g.err == nil {
+				g.err = err
+			}
+			g.mu.Unlock()
+		}
+	})
+	g.mu.Lock()
+	g.waits = append(g.waits, wait)
+	g.mu.Unlock()
+}
+
+// Wait blocks until every thread started with Go has returned, letting them run, and returns
+// the first error one returned; or, if ctx is done first, ctx's error. It is not a beat.
+func (g *Group) Wait(ctx context.Context) error {
+	g.mu.Lock()
+	waits := g.waits
+	g.mu.Unlock()
+	for _, wait := range waits {
+		if err := wait(ctx); err != nil {
+			return err
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.err
 }
 
 // Call calls a tool. It is two beats: the call leaving the process (a crash here means the

@@ -3,6 +3,7 @@ package harness_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
@@ -33,4 +34,37 @@ func (c *counter) Run(ctx context.Context, env *harness.Env) (any, error) {
 		env.Mark(fmt.Sprintf("step %d", c.done))
 	}
 	return c.done, nil
+}
+
+// Several tool calls made at once overlap: each runs in a thread of a Group, whose Wait lets
+// them run. Two calls of a second each take one second of virtual time together.
+func ExampleGroup() {
+	target := harness.Func{
+		ToolList: []harness.Tool{
+			{Name: "quote_fedex", Contract: harness.ReadOnly, Latency: time.Second},
+			{Name: "quote_ups", Contract: harness.ReadOnly, Latency: time.Second},
+		},
+		RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+			start := env.Now()
+			g := env.Group()
+			for _, tool := range []string{"quote_fedex", "quote_ups"} {
+				g.Go(func(ctx context.Context) error {
+					_, err := env.Call(ctx, harness.Call{Tool: tool})
+					return err
+				})
+			}
+			if err := g.Wait(ctx); err != nil {
+				return nil, err
+			}
+			return env.Now().Sub(start).String(), nil
+		},
+	}
+	rn, err := sim.NewRunner(harness.Fresh(target), harness.Options{Name: "quotes"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(rn.Run(nil).Result)
+	// Output:
+	// 1s
 }

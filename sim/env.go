@@ -161,13 +161,17 @@ func (c *vctx) cancel(err error) {
 	}
 }
 
-// Go is harness.Env.Go.
-func (e *env) Go(f func(ctx context.Context)) {
+// Spawn is harness.Env.Go, returning what waits for f (harness.Group.Wait).
+func (e *env) Spawn(f func(ctx context.Context)) func(ctx context.Context) error {
 	e.alive()
-	e.r.spawn(e.p, func(ctx context.Context) (any, error) {
+	t := e.r.spawn(e.p, func(ctx context.Context) (any, error) {
 		f(ctx)
 		return nil, nil
 	})
+	return func(ctx context.Context) error {
+		e.alive()
+		return e.block(&wait{thread: t, ctx: ctx})
+	}
 }
 
 // Call is harness.Env.Call.

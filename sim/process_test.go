@@ -301,3 +301,59 @@ func TestRandIsPerProcess(t *testing.T) {
 		t.Fatalf("draws %v", draws)
 	}
 }
+
+// syncOnCreate is steps with a recovery bug: it fsyncs the directory only when it creates the
+// log, so a process restarted after a kill between the creation and that fsync builds on a log
+// whose name is not durable.
+type syncOnCreate struct{ steps }
+
+func (s syncOnCreate) Run(ctx context.Context, env *harness.Env) (any, error) {
+	fsys := env.FS()
+	_, err := fsys.Stat("log")
+	created := errors.Is(err, os.ErrNotExist)
+	f, err := fsys.OpenFile("log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if created {
+		root, err := fsys.Open(".")
+		if err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		if err := root.Sync(); err != nil {
+			return nil, err
+		}
+	}
+	b, _ := afero.ReadFile(fsys, "log")
+	for i := len(b); i < s.n; i++ {
+		if _, err := f.Write([]byte("x")); err != nil {
+			return nil, err
+		}
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+		env.Mark("step " + string(rune('a'+i)))
+	}
+	return "done", nil
+}
+
+// The recovery window of a depth-2 campaign reaches the beat after the recovery's first mark: a
+// power cut at the mark lands before the mark counts, so only the one after it asks whether what
+// the recovery declared durable is. Here it is not: the log's name was never made durable.
+func TestRecoveryWindowReachesPastTheFirstMark(t *testing.T) {
+	rn := newRunner(t, syncOnCreate{steps{n: 3}}, harness.Options{})
+	window := rn.Recovery(1) // kill@1: the log created, the directory not yet fsynced
+	beats := rn.Beats(faults.Schedule{{Kind: faults.Kill, Beat: 1}}, 1)
+	last := window[len(window)-1]
+	if len(window) < 2 || beats[last-1].Kind != sim.BeatMark {
+		t.Fatalf("Recovery(1) = %v: want it to end one beat after the recovery's first mark", window)
+	}
+	for _, j := range window {
+		c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 1}, {Kind: faults.Power, Beat: j}})
+		if want := j == last; c.Breaks(oracle.BoundedWorkLost) != want {
+			t.Errorf("kill@1,power@%d breaks bounded-work-lost: %v, want %v\n%s", j, !want, want, c)
+		}
+	}
+}

@@ -135,11 +135,12 @@ type thread struct {
 
 // wait is what a blocked thread waits for; it wakes on the first of them.
 type wait struct {
-	until time.Time         // this virtual time (zero: none)
-	topic string            // a message on this topic
-	ctx   context.Context   // this context being done (nil: none)
-	err   error             // why it woke
-	msgs  []harness.Message // the topic's messages, when it woke for them
+	until  time.Time         // this virtual time (zero: none)
+	topic  string            // a message on this topic
+	ctx    context.Context   // this context being done (nil: none)
+	err    error             // why it woke
+	msgs   []harness.Message // the topic's messages, when it woke for them
+	thread *thread           // this thread having returned (Env.Go's wait)
 }
 
 type eventKind uint8
@@ -302,8 +303,8 @@ func (r *run) start(s *slot) {
 	r.spawn(p, func(ctx context.Context) (any, error) { return r.newTarget().Run(ctx, p.api) })
 }
 
-// spawn starts a thread of p; it waits for the baton before running f.
-func (r *run) spawn(p *process, f func(ctx context.Context) (any, error)) {
+// spawn starts a thread of p and returns it; it waits for the baton before running f.
+func (r *run) spawn(p *process, f func(ctx context.Context) (any, error)) *thread {
 	t := &thread{p: p, resume: make(chan struct{}), gone: make(chan struct{})}
 	p.threads = append(p.threads, t)
 	go func() {
@@ -325,6 +326,7 @@ func (r *run) spawn(p *process, f func(ctx context.Context) (any, error)) {
 		}()
 		ev.result, ev.err = f(p.ctx)
 	}()
+	return t
 }
 
 // await waits for the baton; false means the process died meanwhile.
@@ -413,6 +415,9 @@ func (r *run) pick() *thread {
 	return ts[r.rng.IntN(len(ts))]
 }
 
+// hangHint says where a hang usually comes from: waiting where the kernel does not see it.
+const hangHint = "a thread waited outside the Env (in Go: a channel, a sync.WaitGroup, a lock or time.Sleep; wait for threads with harness.Group, for time with Env.Sleep) or the process ran code of its own that never returned"
+
 // loop runs the processes until every worker is done, or the run stops for good.
 func (r *run) loop() ending {
 	r.tick = time.NewTicker(r.o.Timeout)
@@ -478,7 +483,7 @@ func (r *run) next(t *thread) (event, string) {
 			r.mu.Unlock()
 			if n == seen {
 				r.killAll()
-				return event{}, fmt.Sprintf("process %d hung: no beat for %s of wall-clock time%s", t.p.attempt, r.o.Timeout, r.hangWhy)
+				return event{}, fmt.Sprintf("process %d hung: no beat for %s of wall-clock time%s; %s", t.p.attempt, r.o.Timeout, r.hangWhy, hangHint)
 			}
 			seen = n
 		}
@@ -702,6 +707,7 @@ func (r *run) wakeIfReady(t *thread) {
 	switch {
 	case w.topic != "" && r.world.Posted(w.topic):
 		w.msgs = r.world.Messages(w.topic)
+	case w.thread != nil && w.thread.done:
 	case w.ctx != nil && w.ctx.Err() != nil:
 		w.err = w.ctx.Err()
 	case !w.until.IsZero() && !w.until.After(r.clock.Now()):

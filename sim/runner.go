@@ -641,10 +641,12 @@ func (rn *Runner) derive(r *run, g *run, f faults.Fault) (ending, bool) {
 }
 
 // Recovery returns the beats at which a process restarted after a kill at beat k of the golden
-// run recovers: from its first beat up to its first mark (every beat it makes, if it makes no
-// mark), numbered as a case under kill@k numbers them. A power cut at one of them lands while the
-// recovery builds on what the killed process left in the page cache. It needs one worker, and
-// returns nil if k is not a beat of the golden run or the case has no restart.
+// run recovers: from its first beat up to its first mark, and the beat after that mark (every
+// beat it makes, if it makes no mark), numbered as a case under kill@k numbers them. A power cut
+// at one of them lands while the recovery builds on what the killed process left in the page
+// cache; the one after the mark, which a power cut at the mark itself precedes, asks whether
+// what the recovery declared durable is. It needs one worker, and returns nil if k is not a beat
+// of the golden run or the case has no restart.
 func (rn *Runner) Recovery(k int) []int {
 	g, err := rn.Golden(nil)
 	if err != nil || k < 0 || k >= g.Len() || rn.o.Replicas != 1 {
@@ -659,6 +661,9 @@ func (rn *Runner) Recovery(k int) []int {
 		}
 		out = append(out, i)
 		if b.Kind == BeatMark {
+			if i+1 < len(beats) && beats[i+1].Attempt == 1 {
+				out = append(out, i+1)
+			}
 			break
 		}
 	}

@@ -1,0 +1,81 @@
+package sim_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
+	"github.com/spf13/afero"
+)
+
+// fanOut calls two tools at once, each with a second of latency, waits for both with a Group,
+// and marks; it keeps no state, so a restart calls both again (by key: no effect twice).
+func fanOut(fail error) harness.Func {
+	return harness.Func{
+		ToolList: []harness.Tool{
+			{Name: "a", Contract: harness.IdempotentByKey, Latency: time.Second},
+			{Name: "b", Contract: harness.IdempotentByKey, Latency: time.Second},
+		},
+		RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+			start := env.Now()
+			g := env.Group()
+			for _, tool := range []string{"a", "b"} {
+				g.Go(func(ctx context.Context) error {
+					if _, err := env.Call(ctx, harness.Call{Tool: tool, Key: tool}); err != nil {
+						return err
+					}
+					if tool == "b" {
+						return fail
+					}
+					return nil
+				})
+			}
+			if err := g.Wait(ctx); err != nil {
+				return nil, err
+			}
+			env.Mark("both called")
+			return env.Now().Sub(start).String(), nil
+		},
+	}
+}
+
+// A Group's threads run while Wait waits: two calls of a second each take one second of virtual
+// time together, and Wait returns the error a thread returned.
+func TestGroupWaitsForItsThreads(t *testing.T) {
+	rn := newRunner(t, fanOut(nil), harness.Options{})
+	c := rn.Run(nil)
+	if c.Result != "1s" {
+		t.Fatalf("two calls of a second each at once took %v, want 1s\n%s", c.Result, c)
+	}
+	for k := range 5 {
+		if c := rn.Run(kill(k)); c.Verdict.Outcome != oracle.Pass {
+			t.Errorf("%s", c)
+		}
+	}
+	failing := errors.New("b refused")
+	if _, err := sim.RunBare(harness.Fresh(fanOut(failing)), afero.NewMemMapFs(), harness.Options{}); !errors.Is(err, failing) {
+		t.Fatalf("Wait returned %v, want %v", err, failing)
+	}
+}
+
+// Waiting for a thread outside the Env hangs the process, for nothing else of it runs meanwhile;
+// the refusal says so and names what to wait with instead.
+func TestWaitGroupHangSaysWhatToUse(t *testing.T) {
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		var wg sync.WaitGroup
+		wg.Add(1)
+		env.Go(func(ctx context.Context) { env.Mark("thread"); wg.Done() })
+		wg.Wait()
+		return nil, nil
+	}}
+	_, err := sim.NewRunner(harness.Fresh(target), harness.Options{Timeout: 200 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "hung: no beat for 200ms") || !strings.Contains(err.Error(), "wait for threads with harness.Group") {
+		t.Fatalf("err = %v, want a hang naming harness.Group", err)
+	}
+}
