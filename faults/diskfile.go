@@ -178,7 +178,8 @@ func (f *diskFile) Sync() error {
 }
 
 // dropDirty forgets the file's un-fsynced data, as Linux does after a failed writeback: the
-// pages are marked clean and, once evicted, read back as what is on the disk.
+// pages are marked clean and, once evicted, read back as what is on the disk. The model evicts
+// them at once (see FsyncFail).
 func (f *diskFile) dropDirty() {
 	f.d.mu.Lock()
 	defer f.d.mu.Unlock()

@@ -50,7 +50,7 @@
 //
 // A kind is one entry of the table in kind.go (KindInfo, keyed fields) plus its behaviour in one
 // place: a crash that reaches the disk in Disk.Crash (crash.go); a fault of the world in the
-// harness's Env (where a tool or model call meets it). Everything else reads the table: which
+// kernel's Env (package sim's env.go, where a tool or model call meets it). Everything else reads the table: which
 // beats it fires at (On), what it ends (Ends) and whether the disk sees it (Disk), how long it
 // holds (End), how a schedule writes it (Arg, Modes, Lasts), how an exhaustive campaign lists it
 // (Listed) and how shrinking simplifies it (its Arg). A world fault that answers a process target

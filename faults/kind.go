@@ -31,8 +31,11 @@ const (
 	// every worker. Written diskfull@K:BYTES, it stays full to the end of the run; written
 	// diskfull@K:BYTES+DUR, space returns once DUR of virtual time has passed.
 	DiskFull Kind = "diskfull"
-	// FsyncFail fails an fsync with EIO and drops the file's dirty pages, as Linux does: a retried
-	// fsync then succeeds without the data ever reaching the disk.
+	// FsyncFail fails an fsync with EIO and drops the file's dirty data, as Linux does after a
+	// failed writeback: a retried fsync then succeeds without the data ever reaching the disk.
+	// Linux marks the pages clean and keeps them cached until they are evicted, so reads may
+	// return the new data for a while; the model evicts them at once, so reads return what is
+	// on the disk from the failed fsync on (either is what a later read can see).
 	FsyncFail Kind = "fsyncfail"
 	// Corrupt kills the process at a beat and flips one bit of a byte that had reached the disk.
 	Corrupt Kind = "corrupt"
@@ -141,7 +144,8 @@ const (
 
 // KindInfo describes a fault kind: what it models, how it is written, and how the harness and
 // campaigns treat it. It is the one place where a kind's nature is decided; what it does when it
-// fires lives in one place too (Disk.Crash for the disk, the harness's Env for the world).
+// fires lives in one place too (Disk.Crash for the disk, the kernel's Env, package sim's env.go,
+// for the world).
 type KindInfo struct {
 	Kind    Kind
 	Summary string   // one line: what the fault models

@@ -101,7 +101,10 @@ func Fresh[T any, P interface {
 type Func struct {
 	// RunFunc is Target.Run; it is required.
 	RunFunc func(ctx context.Context, env *Env) (any, error)
-	// StateFunc, if set, is Stater.State.
+	// StateFunc, if set, is Stater.State. A Func is always a Stater: without StateFunc its
+	// state is every file on its disk (Files), so a file a crash leaves behind (a temporary
+	// file) fails same-state unless the recovery removes it; set StateFunc to read only what
+	// matters.
 	StateFunc func(fsys afero.Fs) (any, error)
 	// ToolList is Tooler.Tools.
 	ToolList []Tool

@@ -37,6 +37,7 @@ type Case struct {
 	Duration time.Duration
 
 	interrupted bool   // the Runner's context stopped the case (see Interrupted)
+	replicas    int    // the target's own workers (harness.Options.Replicas)
 	unfiredWhy  string // why the faults of Unfired did not fire
 }
 
@@ -95,9 +96,15 @@ func (c *Case) Trace() []TraceBeat {
 			}
 		}
 	}
+	extra := false
 	for _, i := range c.processStarts() {
 		keep[i] = true
-		notes[i] = fmt.Sprintf("process %d starts", c.Beats[i].Attempt)
+		b := c.Beats[i]
+		notes[i] = fmt.Sprintf("process %d starts", b.Attempt)
+		if c.replicas > 0 && b.Worker >= c.replicas && !extra {
+			extra = true
+			notes[i] += fmt.Sprintf(" on worker %d, beyond the target's %d: a fleet fault's case runs more workers at once (harness.Options.FleetReplicas); a harness that runs as one instance leaves the fleet faults out", b.Worker, c.replicas)
+		}
 	}
 	for _, i := range c.takeovers() {
 		keep[i] = true

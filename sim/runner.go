@@ -457,7 +457,7 @@ func (rn *Runner) runCase(s faults.Schedule) *Case { return rn.runCaseAs(s, s, f
 // runCaseAs runs the case of schedule s once, with the workers and against the golden run of
 // schedule like; keep keeps its beats even if it passes.
 func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
-	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s}
+	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s, replicas: rn.o.Replicas}
 	if rn.o.Repro != nil {
 		c.Repro = rn.o.Repro(s)
 	}

@@ -1,12 +1,14 @@
 package sim_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/sim"
 )
@@ -227,5 +229,35 @@ func TestStringWithoutFault(t *testing.T) {
 		if strings.Contains(got, odd) {
 			t.Errorf("a case with no fault says %q:\n%s", odd, got)
 		}
+	}
+}
+
+// A fleet fault's case runs a second worker that the target never runs on its own: its trace
+// says so where that worker's first process starts, so that a single-instance harness failing
+// there is not a mystery.
+func TestTraceNamesTheFleetsExtraWorker(t *testing.T) {
+	notify := harness.Func{
+		ToolList: []harness.Tool{{Name: "notify", Contract: harness.NotIdempotent}},
+		RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+			if _, err := env.Call(ctx, harness.Call{Tool: "notify", Args: "started"}); err != nil {
+				return nil, err
+			}
+			env.Mark("notified")
+			return nil, nil
+		},
+	}
+	rn := newRunner(t, notify, harness.Options{})
+	c := rn.Run(faults.Schedule{{Kind: faults.Deploy, Beat: 3}})
+	if c.Verdict.Outcome != oracle.Fail {
+		t.Fatalf("a single-instance target notifying again after a deploy passed: %s", c)
+	}
+	var notes []string
+	for _, tb := range c.Trace() {
+		if strings.Contains(tb.Note, "beyond the target's 1") {
+			notes = append(notes, tb.Note)
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "on worker 1") {
+		t.Fatalf("notes naming the extra worker: %q\n%s", notes, c)
 	}
 }
