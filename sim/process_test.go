@@ -22,14 +22,19 @@ import (
 // power loss) and appends "x" to it n times, fsyncing and marking each. It resumes from the
 // log's length. The hooks let tests misbehave at chosen points.
 type steps struct {
-	n         int
-	onResume  func(env *harness.Env, done int) // called at start when the file is not empty
-	afterStep func(env *harness.Env, i int)
+	n int
+	// syncOnCreate fsyncs the directory only when the log did not exist, a recovery bug: a
+	// process restarted after a kill between the creation and that fsync builds on a log whose
+	// name is not durable.
+	syncOnCreate bool
+	onResume     func(env *harness.Env, done int) // called at start when the file is not empty
+	afterStep    func(env *harness.Env, i int)
 }
 
 func (s steps) Run(ctx context.Context, env *harness.Env) (any, error) {
 	fsys := env.FS()
-	b, _ := afero.ReadFile(fsys, "log")
+	b, err := afero.ReadFile(fsys, "log")
+	created := errors.Is(err, os.ErrNotExist)
 	if len(b) > 0 && s.onResume != nil {
 		s.onResume(env, len(b))
 	}
@@ -38,7 +43,7 @@ func (s steps) Run(ctx context.Context, env *harness.Env) (any, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if len(b) == 0 {
+	if len(b) == 0 && !s.syncOnCreate || created {
 		root, err := fsys.Open(".")
 		if err != nil {
 			return nil, err
@@ -302,48 +307,11 @@ func TestRandIsPerProcess(t *testing.T) {
 	}
 }
 
-// syncOnCreate is steps with a recovery bug: it fsyncs the directory only when it creates the
-// log, so a process restarted after a kill between the creation and that fsync builds on a log
-// whose name is not durable.
-type syncOnCreate struct{ steps }
-
-func (s syncOnCreate) Run(ctx context.Context, env *harness.Env) (any, error) {
-	fsys := env.FS()
-	_, err := fsys.Stat("log")
-	created := errors.Is(err, os.ErrNotExist)
-	f, err := fsys.OpenFile("log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if created {
-		root, err := fsys.Open(".")
-		if err != nil {
-			return nil, err
-		}
-		defer root.Close()
-		if err := root.Sync(); err != nil {
-			return nil, err
-		}
-	}
-	b, _ := afero.ReadFile(fsys, "log")
-	for i := len(b); i < s.n; i++ {
-		if _, err := f.Write([]byte("x")); err != nil {
-			return nil, err
-		}
-		if err := f.Sync(); err != nil {
-			return nil, err
-		}
-		env.Mark("step " + string(rune('a'+i)))
-	}
-	return "done", nil
-}
-
 // The recovery window of a depth-2 campaign reaches the beat after the recovery's first mark: a
 // power cut at the mark lands before the mark counts, so only the one after it asks whether what
 // the recovery declared durable is. Here it is not: the log's name was never made durable.
 func TestRecoveryWindowReachesPastTheFirstMark(t *testing.T) {
-	rn := newRunner(t, syncOnCreate{steps{n: 3}}, harness.Options{})
+	rn := newRunner(t, steps{n: 3, syncOnCreate: true}, harness.Options{})
 	window := rn.Recovery(1) // kill@1: the log created, the directory not yet fsynced
 	beats := rn.Beats(faults.Schedule{{Kind: faults.Kill, Beat: 1}}, 1)
 	last := window[len(window)-1]

@@ -193,7 +193,8 @@ def test_orders(chaoskit):
 def test_broken_orders(chaoskit):
     assert chaoskit.case["verdict"] == "pass"  # the body runs once the case passed
 `, harness),
-		"test_noisy.py": fmt.Sprintf("def test_noisy(chaoskit):\n    chaoskit.check([%q, '-S', '-B', 'noisy.py'], tools={'create_po': 'idempotent-by-key'})\n", py),
+		"test_undecided.py": fmt.Sprintf("def test_undecided(chaoskit):\n    chaoskit.check(%s, tools={'create_po': 'idempotent-by-key'}, faults=['kill', 'callback-dup'])\n", harness),
+		"test_noisy.py":     fmt.Sprintf("def test_noisy(chaoskit):\n    chaoskit.check([%q, '-S', '-B', 'noisy.py'], tools={'create_po': 'idempotent-by-key'})\n", py),
 	})
 
 	out := r.want("pytest -q --co test_orders.py", 0, "12 tests collected")
@@ -233,6 +234,11 @@ def test_broken_orders(chaoskit):
 	if err != nil || len(cases) != 1 || cases[0].Verdict != "unknown" {
 		t.Errorf("the refused campaign's report: %+v, %v", cases, err)
 	}
+
+	// A fault kind of which the campaign has no case (callback-dup: no asynchronous tool) fails
+	// a test of its own, as chaoskit run exits 3 for it, while every case passes.
+	r.want("pytest -q -p no:cacheprovider test_undecided.py", 1, "1 failed, 6 passed",
+		"FAILED test_undecided.py::test_undecided[undecided]", "nothing will be decided for", "under callback-dup: it has no case of them")
 
 	r.want("PATH=/usr/bin:/bin pytest -q -p no:cacheprovider test_orders.py", 1, "2 failed",
 		"chaoskit: the chaoskit command is not on PATH; install it with go install github.com/chaoskit/chaoskit/cmd/chaoskit@latest (or give --chaoskit-bin PATH)")
@@ -283,7 +289,7 @@ check('orders', {
   exec: ['node', 'orders.mjs', ...(process.env.BROKEN ? ['--broken'] : [])],
   tools: { create_po: 'idempotent-by-key' },
   state: 'node orders.mjs --dump-state',
-  faults: ['kill'],
+  faults: process.env.FAULTS ? process.env.FAULTS.split(',') : ['kill'],
 });
 `, helper),
 	})
@@ -304,6 +310,11 @@ check('orders', {
 	if cases, err := readCases(filepath.Join(r.dir, "one", "orders")); err != nil || len(cases) != 1 || cases[0].Schedule != "kill@4" {
 		t.Errorf("a pattern that names one case ran %+v (%v), want kill@4 alone", cases, err)
 	}
+
+	// A fault kind of which the campaign has no case (callback-dup: no asynchronous tool) fails
+	// a test of its own, as chaoskit run exits 3 for it, while every case passes.
+	r.want("FAULTS=kill,callback-dup node --test --test-reporter=spec", 1, "✖ undecided", "ℹ pass 6", "ℹ fail 1",
+		"chaoskit: nothing will be decided for node orders.mjs under callback-dup: it has no case of them")
 
 	r.want("PATH=/usr/bin:/bin node --test", 1, "# fail 1",
 		"the chaoskit command is not on PATH; install it with go install github.com/chaoskit/chaoskit/cmd/chaoskit@latest (or set CHAOSKIT_BIN)")

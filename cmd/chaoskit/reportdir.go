@@ -107,35 +107,48 @@ func judge(rep *reports.Report, g campaign.Gate, w io.Writer) error {
 // noCase lists, one entry per target, the fault kinds a campaign asked for of which the target
 // has no case, with why: a campaign that checked nothing of a kind did not pass it.
 func noCase(rep *reports.Report) []string {
+	without := map[string][]string{}
+	var targets []string
+	for _, t := range rep.Summary.Targets {
+		targets = append(targets, t.Target)
+		without[t.Target] = t.NoCase
+	}
+	return undecided(rep.Options, targets, without)
+}
+
+// undecided lists, one entry per target, what a campaign of options o asks for (kinds or whole
+// families, faults.Requests) of which none is decided (faults.Decided), the target having no
+// case of the kinds without[target] names, with why.
+func undecided(o reports.Options, targets []string, without map[string][]string) []string {
 	var out []string
 	var kinds []faults.Kind
-	for _, k := range rep.Options.Faults {
+	for _, k := range o.Faults {
 		kinds = append(kinds, faults.Kind(k))
 	}
 	names, groups := faults.Requests(kinds)
-	for _, t := range rep.Summary.Targets {
-		var undecided []string
+	for _, t := range targets {
 		has := func(k faults.Kind) bool {
-			return slices.Contains(rep.Options.Faults, string(k)) && !slices.Contains(t.NoCase, string(k))
+			return slices.Contains(o.Faults, string(k)) && !slices.Contains(without[t], string(k))
 		}
+		var none []string
 		for i, g := range groups {
 			if !slices.ContainsFunc(g, func(k faults.Kind) bool { return faults.Decided(k, has) }) {
-				undecided = append(undecided, names[i])
+				none = append(none, names[i])
 			}
 		}
-		if len(undecided) == 0 {
+		if len(none) == 0 {
 			continue
 		}
 		why := "no beat of its golden run where they apply"
-		if slices.Contains(undecided, string(faults.Torn)) {
+		if slices.Contains(none, string(faults.Torn)) {
 			why = "no beat of its golden run where they apply; torn is listed only where a tear would leave the disk otherwise than a plain power cut, and the campaign has no power case to stand for it"
 		}
-		if rep.Options.Mode == "exhaustive" && rep.Options.Cases > 0 {
-			why += ", or --cases " + strconv.Itoa(rep.Options.Cases) + " left them out"
-		} else if rep.Options.Mode == "random" {
+		if o.Mode == "exhaustive" && o.Cases > 0 {
+			why += ", or --cases " + strconv.Itoa(o.Cases) + " left them out"
+		} else if o.Mode == "random" {
 			why += ", or none was drawn"
 		}
-		out = append(out, fmt.Sprintf("%s under %s: it has no case of them (%s)", t.Target, strings.Join(undecided, ", "), why))
+		out = append(out, fmt.Sprintf("%s under %s: it has no case of them (%s)", t, strings.Join(none, ", "), why))
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -85,7 +86,15 @@ func (c *cli) listCases(camp *campaign.Campaign) error {
 	if err != nil {
 		return err
 	}
+	o := camp.Identity().Options()
+	seen := map[string]map[faults.Kind]bool{}
 	for l := range seq {
+		if seen[l.Target] == nil {
+			seen[l.Target] = map[faults.Kind]bool{}
+		}
+		for _, k := range l.Schedule.Kinds() {
+			seen[l.Target][k] = true
+		}
 		b, err := json.Marshal(l)
 		if err != nil {
 			panic(fmt.Sprintf("encoding case %s: %v", l.ID, err))
@@ -93,6 +102,23 @@ func (c *cli) listCases(camp *campaign.Campaign) error {
 		if _, err := c.stdout.Write(append(b, '\n')); err != nil {
 			return fmt.Errorf("--list: %w", err)
 		}
+	}
+	if o.Shard != "" {
+		return nil // the other shards may hold what this one lacks
+	}
+	var targets []string
+	without := map[string][]string{}
+	for _, t := range camp.Targets {
+		targets = append(targets, t.Name)
+		for _, k := range o.Faults {
+			if !seen[t.Name][faults.Kind(k)] {
+				without[t.Name] = append(without[t.Name], k)
+			}
+		}
+	}
+	// What chaoskit run would exit 3 for: a test runner makes it a failing test of its own.
+	for _, gap := range undecided(o, targets, without) {
+		fmt.Fprintf(c.stderr, "chaoskit: nothing will be decided for %s\n", gap)
 	}
 	return nil
 }

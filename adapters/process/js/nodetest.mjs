@@ -63,6 +63,11 @@ export function check(name, options) {
         if (got.verdict !== 'pass') throw failure(render(got, campaign.seed, nodeReplay(c.schedule)));
       });
     }
+    if (campaign.undecided.length > 0) { // what chaoskit run would exit 3 for fails a test of its own
+      it('undecided', () => {
+        throw failure(`${campaign.undecided.join('\n')}\n  leave them out of faults (chaoskit run exits 3 for this campaign)`);
+      });
+    }
   });
 }
 
@@ -195,6 +200,8 @@ class Campaign {
     this.cases = [];
     /** @type {string | null} why the campaign could not be listed */
     this.error = null;
+    /** @type {string[]} what chaoskit run --list said nothing will be decided about */
+    this.undecided = [];
     /** @type {Map<string, Promise<any>>} each case's result, by ID, once a batch runs it */
     this.results = new Map();
     /** @type {Batch[]} */
@@ -209,6 +216,7 @@ class Campaign {
       return;
     }
     this.cases = r.out.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+    this.undecided = r.err.split('\n').filter((l) => l.startsWith('chaoskit: nothing will be decided'));
   }
 
   /**

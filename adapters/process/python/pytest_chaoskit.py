@@ -122,6 +122,8 @@ def pytest_generate_tests(metafunc):
         cases, ids = [_Param(camp, None)], ["golden"]
     else:
         cases, ids = [_Param(camp, c) for c in camp.cases], [c["schedule"] for c in camp.cases]
+        if camp.undecided:  # what chaoskit run would exit 3 for fails a test of its own
+            cases, ids = cases + [_Param(camp, None, "\n".join(camp.undecided))], ids + ["undecided"]
     metafunc.parametrize("_chaoskit_case", cases, ids=ids, indirect=True)
 
 
@@ -217,13 +219,14 @@ def _spec(argv, options, base_dir):
 
 
 class _Param:
-    """A test's parameter: its campaign and its case (None for a campaign that cannot be listed)."""
+    """A test's parameter: its campaign and its case (None for a campaign that cannot be listed,
+    or for the test that says what the campaign decides nothing about: undecided)."""
 
-    def __init__(self, camp, case):
-        self.camp, self.case = camp, case
+    def __init__(self, camp, case, undecided=None):
+        self.camp, self.case, self.undecided = camp, case, undecided
 
     def __repr__(self):
-        return self.case["schedule"] if self.case else "golden"
+        return self.case["schedule"] if self.case else "undecided" if self.undecided else "golden"
 
 
 @pytest.fixture(autouse=True)
@@ -291,6 +294,9 @@ def _judge(item, param):
     """Runs the item's case (or waits for it) and fails the item unless it passed."""
     session = item.config._chaoskit
     camp = param.camp
+    if param.undecided:
+        pytest.fail(param.undecided + "\n  leave them out of faults= (chaoskit run exits 3 for this campaign)",
+                    pytrace=False)
     if param.case is None:  # the campaign could not be listed: say why, and write its report if asked
         camp.finish_refused(session)
         pytest.fail(camp.error, pytrace=False)
@@ -419,6 +425,7 @@ class _Campaign:
     def __init__(self, session, test, spec):
         self.session, self.test, self.spec = session, test, spec
         self.cases, self.error = [], None
+        self.undecided = []  # what chaoskit run --list said nothing will be decided about
         self.results = {}  # case ID -> the case, as --stream printed it
         self.batch = None  # the chaoskit run under way, if any
         self.failures = []  # why batches ended without all their cases
@@ -434,6 +441,7 @@ class _Campaign:
                 msg, " ".join(shlex.quote(f) for f in spec["flags"]))
             return
         self.cases = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+        self.undecided = [line for line in out.stderr.splitlines() if line.startswith("chaoskit: nothing will be decided")]
 
     def result(self, session, case_id):
         """The case with that ID, run in a batch of the cases selected; None if no batch could run it."""
