@@ -62,8 +62,8 @@ type Options struct {
 	// Depth is, in Exhaustive mode, how deep faults nest (default 1: one fault per case). At
 	// depth 2 the campaign also lists, after every single-fault case, a kill at each beat of the
 	// golden run followed by a power cut (each power mode Faults asks for) at each beat of the
-	// recovery, from the restarted process's first beat to its first mark (see
-	// sim.Runner.Recovery): a recovery that builds on records the killed process left in the
+	// recovery, from the restarted process's first beat to its first mark and the beat after
+	// it (see sim.Runner.Recovery): a recovery that builds on records the killed process left in the
 	// page cache without fsyncing them first loses them to that power cut. It needs kill and
 	// power among Faults.
 	Depth int

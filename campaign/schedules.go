@@ -458,8 +458,8 @@ func (p *probes) get(rn *sim.Runner, kinds []faults.Kind, s faults.Schedule, n i
 // NoCase returns what o.Faults (its defaults filled in) asks for (faults.Requests: a whole family,
 // or a kind) of which the campaign o describes over rn's target has no case at all: kinds with no
 // beat of the golden run where they apply (callback-dup without an asynchronous tool; torn where
-// no write would tear otherwise than a plain power loss, unless the campaign has power cases:
-// faults.Decided), or, in Random mode, none drawn. Nothing
+// no write would tear otherwise than a plain power loss, unless a whole exhaustive campaign has
+// power cases: faults.Decided), or, in Random mode, none drawn. Nothing
 // is decided about them, so a campaign that asked for them has not passed them.
 func NoCase(rn *sim.Runner, o Options) ([]string, error) {
 	o = o.withDefaults()
@@ -474,9 +474,11 @@ func NoCase(rn *sim.Runner, o Options) ([]string, error) {
 		}
 	}
 	var out []string
+	whole := o.Mode == Exhaustive && o.Cases == 0
 	names, groups := faults.Requests(o.Faults)
 	for i, g := range groups {
-		if !slices.ContainsFunc(g, func(k faults.Kind) bool { return faults.Decided(k, func(k faults.Kind) bool { return seen[k] }) }) {
+		has := func(k faults.Kind) bool { return seen[k] }
+		if !slices.ContainsFunc(g, func(k faults.Kind) bool { return faults.Decided(k, has, whole) }) {
 			out = append(out, names[i])
 		}
 	}

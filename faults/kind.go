@@ -350,16 +350,17 @@ func knownKinds() string {
 	return strings.Join(names, ", ")
 }
 
-// Decided reports whether a campaign whose cases include those of the kinds has reports something
-// of kind k: it has a case of k, or k is listed only where it leaves the disk otherwise than a
-// plain power loss (WhereModesDiffer: torn, where no write in flight could tear) and the campaign
-// has power cases, which are what k's cases would be at every other beat.
-func Decided(k Kind, has func(Kind) bool) bool {
+// Decided reports whether a campaign that has cases of the kinds has says something of kind k:
+// it has a case of k; or whole, the campaign lists every schedule where each kind applies (an
+// exhaustive one, not capped), so that k has no listing at all, and k is listed only where it
+// leaves the disk otherwise than a plain power loss (WhereModesDiffer: torn, where no write in
+// flight could tear) and the campaign has power cases, which are what k's would be everywhere.
+func Decided(k Kind, has func(Kind) bool, whole bool) bool {
 	if has(k) {
 		return true
 	}
 	info, _ := k.Info()
-	return info.Listed == WhereModesDiffer && has(Power)
+	return whole && info.Listed == WhereModesDiffer && has(Power)
 }
 
 // Requests groups a list of kinds (a campaign's, say) into what it asks for: every kind of a

@@ -211,23 +211,27 @@ func TestRequests(t *testing.T) {
 }
 
 // A kind with a case is decided; torn without one is decided only beside power cases, which are
-// what its cases would be at a beat where nothing could tear; no other kind stands for another.
+// what its cases would be at a beat where nothing could tear, in a campaign that lists every
+// case (whole): one capped or drawn at random may have left torn cases out; no other kind
+// stands for another.
 func TestDecided(t *testing.T) {
 	for _, tc := range []struct {
-		kind faults.Kind
-		has  []faults.Kind
-		want bool
+		kind  faults.Kind
+		has   []faults.Kind
+		whole bool
+		want  bool
 	}{
-		{faults.Torn, []faults.Kind{faults.Torn}, true},
-		{faults.Torn, []faults.Kind{faults.Power}, true},
-		{faults.Torn, []faults.Kind{faults.Kill}, false},
-		{faults.Torn, nil, false},
-		{faults.CallbackDup, []faults.Kind{faults.Power, faults.ToolTransient}, false},
-		{faults.Power, []faults.Kind{faults.Kill}, false},
+		{faults.Torn, []faults.Kind{faults.Torn}, false, true},
+		{faults.Torn, []faults.Kind{faults.Power}, true, true},
+		{faults.Torn, []faults.Kind{faults.Power}, false, false},
+		{faults.Torn, []faults.Kind{faults.Kill}, true, false},
+		{faults.Torn, nil, true, false},
+		{faults.CallbackDup, []faults.Kind{faults.Power, faults.ToolTransient}, true, false},
+		{faults.Power, []faults.Kind{faults.Kill}, true, false},
 	} {
 		has := func(k faults.Kind) bool { return slices.Contains(tc.has, k) }
-		if got := faults.Decided(tc.kind, has); got != tc.want {
-			t.Errorf("Decided(%s) with cases of %v = %v, want %v", tc.kind, tc.has, got, tc.want)
+		if got := faults.Decided(tc.kind, has, tc.whole); got != tc.want {
+			t.Errorf("Decided(%s) with cases of %v, whole %v = %v, want %v", tc.kind, tc.has, tc.whole, got, tc.want)
 		}
 	}
 }

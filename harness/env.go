@@ -144,8 +144,11 @@ type Group struct {
 }
 
 // Go starts f in a new thread of the process, as Env.Go does; Wait returns the first error a
-// thread of the group returned.
+// thread of the group returned. A thread of the group may start more.
 func (g *Group) Go(f func(ctx context.Context) error) {
+	if g.e == nil {
+		panic("harness: a Group's Go on a Group not made by Env.Group")
+	}
 	wait := g.e.k.Spawn(func(ctx context.Context) {
 		if err := f(ctx); err != nil {
 			g.mu.Lock()
@@ -160,20 +163,23 @@ func (g *Group) Go(f func(ctx context.Context) error) {
 	g.mu.Unlock()
 }
 
-// Wait blocks until every thread started with Go has returned, letting them run, and returns
-// the first error one returned; or, if ctx is done first, ctx's error. It is not a beat.
+// Wait blocks until every thread started with Go has returned, those they started with Go
+// included, letting them run, and returns the first error one returned; or, if ctx is done
+// before they all have, ctx's error. It is not a beat. Called from a thread of the group, it
+// waits for itself, for ever.
 func (g *Group) Wait(ctx context.Context) error {
-	g.mu.Lock()
-	waits := g.waits
-	g.mu.Unlock()
-	for _, wait := range waits {
+	for i := 0; ; i++ {
+		g.mu.Lock()
+		if i == len(g.waits) {
+			defer g.mu.Unlock()
+			return g.err
+		}
+		wait := g.waits[i]
+		g.mu.Unlock()
 		if err := wait(ctx); err != nil {
 			return err
 		}
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.err
 }
 
 // Call calls a tool. It is two beats: the call leaving the process (a crash here means the

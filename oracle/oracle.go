@@ -105,9 +105,18 @@ type Attempt struct {
 	// Marks counts the marks it made; SinceMark counts the beats it made after its last mark
 	// (or since it started, without one), and ToFirstMark those before its first.
 	Marks, SinceMark, ToFirstMark int
-	// Frozen lists the beats at which a lease fault froze it (the worker paused past its
-	// lease, as under a long GC pause or a stopped VM), in order.
-	Frozen []int
+	// Frozen lists the times a lease fault froze it (the worker paused past its lease, as
+	// under a long GC pause or a stopped VM), in order.
+	Frozen []Freeze
+}
+
+// Freeze is one pause of a process by a lease fault.
+type Freeze struct {
+	// At is the beat the fault froze it at, and Woke the first beat it made after (-1: none).
+	At, Woke int
+	// Acted says that a tool call of the process was applied after it woke and before its next
+	// mark: it did the step's work again, rather than finish it.
+	Acted bool
 }
 
 // Options tunes the oracle. The zero value is valid.

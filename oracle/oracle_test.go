@@ -266,19 +266,22 @@ func TestWorkLostAcrossWorkers(t *testing.T) {
 
 // A worker frozen by a lease fault in the middle of a step, whose step another worker took over
 // and marked, finishes that step when it wakes: its mark repeats the other's but redoes nothing
-// durable. Had it started the step after the other's mark, or not been frozen, it would have.
+// durable, unless a call of its own was applied after it woke (it did the step again), or it
+// woke before the other's mark, or it was never frozen, or the freeze came before its mark of a.
 func TestWorkLostExcusesAFrozenWorkersStepInFlight(t *testing.T) {
 	golden := done(nil)
 	golden.Marks = []oracle.Mark{{Beat: 2, Label: "a"}, {Beat: 6, Label: "b"}}
 	for _, tc := range []struct {
 		name   string
-		frozen []int
+		frozen []oracle.Freeze
 		want   string
 	}{
-		{"frozen after its mark of a, b marked by the other meanwhile", []int{4}, ""},
+		{"frozen after its mark of a, b marked by the other meanwhile", []oracle.Freeze{{At: 4, Woke: 10}}, ""},
+		{"the same, but a call of its own applied after it woke", []oracle.Freeze{{At: 4, Woke: 10, Acted: true}}, "bounded-work-lost"},
+		{"woke before the other marked b", []oracle.Freeze{{At: 4, Woke: 8}}, "bounded-work-lost"},
 		{"never frozen", nil, "bounded-work-lost"},
-		{"frozen before its mark of a", []int{1}, "bounded-work-lost"},
-		{"frozen after the other had marked b", []int{10}, "bounded-work-lost"},
+		{"frozen before its mark of a", []oracle.Freeze{{At: 1, Woke: 10}}, "bounded-work-lost"},
+		{"frozen after the other had marked b", []oracle.Freeze{{At: 10, Woke: 11}}, "bounded-work-lost"},
 	} {
 		f := done(nil)
 		f.Marks = []oracle.Mark{{Beat: 2, Label: "a", Attempt: 0}, {Beat: 9, Label: "b", Attempt: 1}, {Beat: 12, Label: "b", Attempt: 0}}

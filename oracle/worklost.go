@@ -16,10 +16,11 @@ type work struct {
 // worker made them, a mark already made is durable work done again: that is what
 // bounded-work-lost forbids beyond the slack, for a restart (or a takeover) may redo only the
 // work that was in flight. One repeat is not a redo: the mark of a process that a lease fault
-// froze after its previous mark, made again after another process made it during the freeze.
-// That worker was frozen in the step while another took the run over and did it; waking, it
-// finishes the step it had in flight, and has redone nothing durable (its effects are for
-// no-duplicate-effects to judge, and what it does after that mark counts as any other work). Work lost adds that redone work to the work in flight when processes
+// froze after its previous mark, made again after another process made it during the freeze,
+// with no tool call of its own applied between its waking and that mark. That worker was frozen
+// in the step, its effects already out, while another took the run over and did the step; it
+// woke to finish writing it down, and has redone nothing durable. One whose call goes out after
+// it wakes does the step again without the lease: that is work redone, and counts. Work lost adds that redone work to the work in flight when processes
 // crashed: the beats each made after its last mark (a restarted process that crashes again
 // before any mark only lost its recovery, and is not counted). Resume beats count, for each
 // restarted process, its beats before its first mark.
@@ -88,13 +89,14 @@ func measureWork(golden, faulty *Observation, slack int) work {
 }
 
 // frozenBefore reports whether process p was frozen by a lease fault after its last mark (at
-// beat last, if marked) and before beat at.
+// beat last, if marked) and until after beat at, and applied no tool call between waking and its
+// next mark.
 func frozenBefore(o *Observation, p, last int, marked bool, at int) bool {
 	if p >= len(o.Attempts) {
 		return false
 	}
 	for _, f := range o.Attempts[p].Frozen {
-		if (!marked || f > last) && f < at {
+		if (!marked || f.At > last) && f.At < at && f.Woke > at && !f.Acted {
 			return true
 		}
 	}

@@ -170,6 +170,9 @@ func (e *env) Spawn(f func(ctx context.Context)) func(ctx context.Context) error
 	})
 	return func(ctx context.Context) error {
 		e.alive()
+		if t.done {
+			return nil // ended: a done ctx changes nothing
+		}
 		return e.block(&wait{thread: t, ctx: ctx})
 	}
 }

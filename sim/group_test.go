@@ -3,6 +3,7 @@ package sim_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -77,5 +78,31 @@ func TestWaitGroupHangSaysWhatToUse(t *testing.T) {
 	_, err := sim.NewRunner(harness.Fresh(target), harness.Options{Timeout: 200 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "hung: no beat for 200ms") || !strings.Contains(err.Error(), "wait for threads with harness.Group") {
 		t.Fatalf("err = %v, want a hang naming harness.Group", err)
+	}
+}
+
+// Wait waits for threads that the group's threads start, and a thread's error is kept however
+// late it comes; once every thread has returned, a done ctx changes nothing.
+func TestGroupWaitsForThreadsItsThreadsStart(t *testing.T) {
+	child := errors.New("child failed")
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		g := env.Group()
+		g.Go(func(ctx context.Context) error {
+			g.Go(func(ctx context.Context) error {
+				if err := env.Sleep(ctx, time.Hour); err != nil {
+					return err
+				}
+				return child
+			})
+			return nil
+		})
+		first := g.Wait(ctx)
+		done, cancel := context.WithCancel(ctx)
+		cancel()
+		return fmt.Sprintf("%v / %v", first, g.Wait(done)), nil
+	}}
+	res, err := sim.RunBare(harness.Fresh(target), afero.NewMemMapFs(), harness.Options{})
+	if want := "child failed / child failed"; err != nil || res != want {
+		t.Fatalf("Wait returned %v (err %v), want %q", res, err, want)
 	}
 }

@@ -167,7 +167,7 @@ func TestGoldenRunFailuresAreErrors(t *testing.T) {
 		"hang":  {func(ctx context.Context, env *harness.Env) (any, error) { select {} }, "golden run process 0 hung: no beat for 1s"},
 		"unknown tool": {func(ctx context.Context, env *harness.Env) (any, error) {
 			return env.Call(ctx, harness.Call{Tool: "nope"})
-		}, `call to undeclared tool "nope"`},
+		}, `call to undeclared tool "nope" (declare it in the target's Tools method) (at sim_test.TestGoldenRunFailuresAreErrors.func4 process_test.go:`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := sim.NewRunner(harness.Fresh(harness.Func{RunFunc: tc.run}), harness.Options{Name: name, Timeout: time.Second})

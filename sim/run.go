@@ -108,8 +108,9 @@ type process struct {
 	env        *env         // the Env, the kernel's side
 	api        *harness.Env // the Env its target is given
 	threads    []*thread
-	frozen     time.Time // frozen (by a lease fault) until
-	frozenAt   []int     // the beats at which lease faults froze it
+	frozen     time.Time       // frozen (by a lease fault) until
+	freezes    []oracle.Freeze // its pauses by lease faults
+	freezeOpen bool            // the last freeze's Acted may still change: no mark since
 	dead       chan struct{}
 	ctx        context.Context
 	cancel     context.CancelFunc
@@ -499,7 +500,8 @@ func (r *run) handle(ev event) (ending, bool) {
 	case evBlock: // the loop's wakeReady wakes it if its wait is already over
 	case evFreeze:
 		p.frozen = r.clock.Now().Add(ev.fault.Dur)
-		p.frozenAt = append(p.frozenAt, r.nbeats()-1)
+		p.freezes = append(p.freezes, oracle.Freeze{At: r.nbeats() - 1, Woke: -1})
+		p.freezeOpen = true
 		r.note(r.nbeats()-1, fmt.Sprintf("process %d frozen for %s", p.attempt, ev.fault.Dur))
 	case evOver:
 		r.killAll()
@@ -740,8 +742,11 @@ func (r *run) stuckEnding() ending {
 		for _, t := range p.threads {
 			if t.wait != nil {
 				what := "forever"
-				if t.wait.topic != "" {
+				switch {
+				case t.wait.topic != "":
 					what = "a message on " + t.wait.topic
+				case t.wait.thread != nil:
+					what = "a thread of its own that waits too (harness.Group's Wait)"
 				}
 				waiting = append(waiting, fmt.Sprintf("process %d waits for %s", p.attempt, what))
 			}
@@ -799,6 +804,14 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 		if until := info.End(*due, r.clock.Now()); until.After(r.quietAt) {
 			r.quietAt = until
 		}
+	}
+	if p.freezeOpen {
+		fz := &p.freezes[len(p.freezes)-1]
+		if fz.Woke < 0 {
+			fz.Woke = idx
+		}
+		fz.Acted = fz.Acted || b.Kind == BeatToolApplied
+		p.freezeOpen = b.Kind != BeatMark
 	}
 	switch {
 	case due != nil && isCrash(due.Kind): // the process stops here: the beat is not progress
@@ -881,7 +894,7 @@ func (r *run) attempts() []oracle.Attempt {
 	out := make([]oracle.Attempt, len(r.procs))
 	for i, p := range r.procs {
 		out[i] = oracle.Attempt{First: p.attempt < len(r.slots), Crashed: p.crashed, Failed: p.failed,
-			Marks: p.marks, SinceMark: p.sinceMark, ToFirstMark: p.toMark, Frozen: p.frozenAt}
+			Marks: p.marks, SinceMark: p.sinceMark, ToFirstMark: p.toMark, Frozen: p.freezes}
 	}
 	return out
 }
@@ -967,14 +980,15 @@ func readState(s harness.Stater, fsys afero.Fs) (state any, errText string) {
 }
 
 // panicSite returns " (at func file:line)" for the frame that panicked, from a stack trace:
-// the first frame outside the runtime, the kernel and package harness (the Env's methods). It leaves out goroutine numbers, paths and
+// the first frame outside the runtime, the kernel, the world and package harness (the Env's
+// methods). It leaves out goroutine numbers, paths and
 // offsets, so that reports stay the same from run to run.
 func panicSite(stack []byte) string {
 	lines := strings.Split(string(stack), "\n")
 	for i := 1; i+1 < len(lines); i += 2 {
 		fn := lines[i]
 		if strings.HasPrefix(fn, "runtime") || strings.HasPrefix(fn, "panic(") || strings.HasPrefix(fn, "github.com/chaoskit/chaoskit/harness.") ||
-			strings.HasPrefix(fn, "github.com/chaoskit/chaoskit/sim.") {
+			strings.HasPrefix(fn, "github.com/chaoskit/chaoskit/sim.") || strings.HasPrefix(fn, "github.com/chaoskit/chaoskit/internal/world.") {
 			continue
 		}
 		if j := strings.LastIndexByte(fn, '('); j > 0 && !strings.HasSuffix(fn[:j], ".") {

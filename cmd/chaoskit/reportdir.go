@@ -126,13 +126,14 @@ func undecided(o reports.Options, targets []string, without map[string][]string)
 		kinds = append(kinds, faults.Kind(k))
 	}
 	names, groups := faults.Requests(kinds)
+	whole := o.Mode == "exhaustive" && o.Cases == 0
 	for _, t := range targets {
 		has := func(k faults.Kind) bool {
 			return slices.Contains(o.Faults, string(k)) && !slices.Contains(without[t], string(k))
 		}
 		var none []string
 		for i, g := range groups {
-			if !slices.ContainsFunc(g, func(k faults.Kind) bool { return faults.Decided(k, has) }) {
+			if !slices.ContainsFunc(g, func(k faults.Kind) bool { return faults.Decided(k, has, whole) }) {
 				none = append(none, names[i])
 			}
 		}
@@ -140,7 +141,7 @@ func undecided(o reports.Options, targets []string, without map[string][]string)
 			continue
 		}
 		why := "no beat of its golden run where they apply"
-		if slices.Contains(none, string(faults.Torn)) {
+		if slices.Contains(none, string(faults.Torn)) && whole && !has(faults.Power) {
 			why = "no beat of its golden run where they apply; torn is listed only where a tear would leave the disk otherwise than a plain power cut, and the campaign has no power case to stand for it"
 		}
 		if o.Mode == "exhaustive" && o.Cases > 0 {

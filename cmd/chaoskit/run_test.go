@@ -465,7 +465,7 @@ func TestPrintedProblemsCutNothing(t *testing.T) {
 	wantIn(t, "the problems", b.String(),
 		"  t kill@3: same-result: the result differs from the golden run's (-golden +faulty): .Outputs[2]: -\"a-1\" +\"a-2\"\n",
 		"  t kill@4: no-duplicate-effects: "+long+"\n",
-		"  t power@5 (shrunk from kill@2,power@9): bounded-work-lost: redone\n    chaoskit replay --schedule 'power@5'\n")
+		"  t kill@2,power@9: bounded-work-lost: redone\n    shrunk to power@5: chaoskit replay --schedule 'power@5'\n")
 	if strings.Contains(b.String(), "…") {
 		t.Errorf("a line is cut short:\n%s", b.String())
 	}

@@ -96,16 +96,18 @@ const problemsShown = 3
 
 // printProblems prints the first few failing or unknown cases of each target, each summed up on
 // a line that cuts nothing short (reports.Case.Headline), with the command that replays it: for
-// a failure a random campaign shrank, the shrunk schedule's, as the report's other forms show it.
+// a failure a random campaign shrank, the shrunk schedule and its command, as the report's other
+// forms show them (the headline is the case's own, whose beats are its schedule's).
 func printProblems(w io.Writer, problems []*reports.Case) {
 	for i, c := range problems {
 		if i == 0 {
 			fmt.Fprintln(w, "\nfirst problems:")
 		}
-		sched, repro := c.Schedule.String(), c.Repro
+		fmt.Fprintf(w, "  %s %s: %s\n", c.Target, c.Schedule, c.Headline())
 		if c.ShrunkRepro != "" {
-			sched, repro = fmt.Sprintf("%s (shrunk from %s)", c.Shrunk, c.Schedule), c.ShrunkRepro
+			fmt.Fprintf(w, "    shrunk to %s: %s\n", c.Shrunk, c.ShrunkRepro)
+		} else {
+			fmt.Fprintf(w, "    %s\n", c.Repro)
 		}
-		fmt.Fprintf(w, "  %s %s: %s\n    %s\n", c.Target, sched, c.Headline(), repro)
 	}
 }
