@@ -86,12 +86,7 @@ func (records) write(fsys afero.Fs, name, body string) error {
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	dir, err := fsys.Open(".")
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	return dir.Sync()
+	return syncDir(fsys)
 }
 
 func (records) State(fsys afero.Fs) (any, error) { return harness.Files(fsys) }
@@ -300,12 +295,7 @@ func (c checkpoint) save(fsys afero.Fs, done int) error {
 	if err := fsys.Rename(name, "ckpt.json"); err != nil {
 		return err
 	}
-	dir, err := fsys.Open(".")
-	if err != nil {
-		return err
-	}
-	defer dir.Close()
-	return dir.Sync()
+	return syncDir(fsys)
 }
 
 func (checkpoint) State(fsys afero.Fs) (any, error) { return harness.Files(fsys) }

@@ -44,14 +44,9 @@ func (s steps) Run(ctx context.Context, env *harness.Env) (any, error) {
 	}
 	defer f.Close()
 	if len(b) == 0 && !s.syncOnCreate || created {
-		root, err := fsys.Open(".")
-		if err != nil {
+		if err := syncDir(fsys); err != nil {
 			return nil, err
 		}
-		if err := root.Sync(); err != nil {
-			return nil, err
-		}
-		root.Close()
 	}
 	for i := len(b); i < s.n; i++ {
 		if _, err := f.Write([]byte("x")); err != nil {
