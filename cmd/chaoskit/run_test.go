@@ -471,6 +471,15 @@ func TestPrintedProblemsCutNothing(t *testing.T) {
 	}
 }
 
+// A target's verdict says how many of its passing cases passed by stopping loudly, which the
+// "survived" column counts with the rest, and what it has no case of.
+func TestTargetVerdictCountsDetected(t *testing.T) {
+	ts := &reports.TargetSummary{Target: "t", Stats: reports.Stats{Cases: 199, Passed: 199, Detected: 3}, NoCase: []string{"callback-dup"}}
+	if got, want := targetVerdict(ts), "passed; 3 detected (stopped loudly); no case of callback-dup"; got != want {
+		t.Fatalf("targetVerdict = %q, want %q", got, want)
+	}
+}
+
 // An exhaustive campaign capped with --cases says of how many schedules each target's cases are a
 // sample: the count of its whole list, which an uncapped run runs.
 func TestCappedCampaignSaysOfHowMany(t *testing.T) {

@@ -69,11 +69,15 @@ func printTable(w io.Writer, rep *reports.Report, what string, verdict func(t *r
 }
 
 // targetVerdict sums up a target's cases: passed, or the properties violated and the cases
-// left undecided.
+// left undecided; and how many of those that passed did so by stopping loudly on a fault they
+// could not recover from (detected), which "survived" counts too.
 func targetVerdict(t *reports.TargetSummary) string {
 	noCase := ""
+	if t.Detected > 0 {
+		noCase = fmt.Sprintf("; %d detected (stopped loudly)", t.Detected)
+	}
 	if len(t.NoCase) > 0 {
-		noCase = "; no case of " + strings.Join(t.NoCase, ", ")
+		noCase += "; no case of " + strings.Join(t.NoCase, ", ")
 	}
 	if t.Failed+t.Unknown == 0 {
 		return "passed" + noCase
