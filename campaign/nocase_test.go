@@ -8,6 +8,7 @@ import (
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/reference"
 	"github.com/chaoskit/chaoskit/sim"
 )
 
@@ -54,6 +55,37 @@ func TestNoCase(t *testing.T) {
 		got, err := campaign.NoCase(rn, campaign.Options{Faults: tc.faults, Cases: tc.cases})
 		if err != nil || !slices.Equal(got, tc.want) {
 			t.Errorf("NoCase(%v, cases %d) = %v, %v; want %v", tc.faults, tc.cases, got, err, tc.want)
+		}
+	}
+}
+
+// A random schedule of many faults whose kinds fire only at some beats is placed fault by fault,
+// each moved to a beat where it fires; the faults after it stay in order meanwhile, for each
+// placement probes a run of the schedule so far. Four such faults used to leave a later fault
+// before an earlier one and panic.
+func TestRandomPlacementKeepsManyFaultsInOrder(t *testing.T) {
+	rn, err := sim.NewRunner(agent(reference.Correct), harness.Options{Name: "reference"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := []faults.Kind{faults.ToolTransient, faults.FsyncFail, faults.ModelError, faults.DiskFull}
+	for seed := range uint64(4) {
+		o := campaign.Options{Faults: kinds, Mode: campaign.Random, Cases: 300, MaxFaults: 4, Options: harness.Options{Seed: seed}}
+		scheds, err := campaign.Schedules(rn, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		long := 0
+		for _, s := range scheds {
+			if err := s.Validate(); err != nil {
+				t.Fatalf("seed %d: %s: %v", seed, s, err)
+			}
+			if len(s) == 4 {
+				long++
+			}
+		}
+		if long == 0 {
+			t.Errorf("seed %d: no schedule of four faults among %d", seed, len(scheds))
 		}
 	}
 }

@@ -390,8 +390,8 @@ func (d *drawer) draw(pick func(n int, what string) int) faults.Schedule {
 // there is none, moving the faults after it past it (see Draw).
 func (d *drawer) place(s faults.Schedule) faults.Schedule {
 	for i := 1; i < len(s); i++ {
-		if s[i].Beat <= s[i-1].Beat {
-			s[i].Beat = s[i-1].Beat + 1
+		for j := i; j < len(s) && s[j].Beat <= s[j-1].Beat; j++ { // keep s in order: a probe validates it
+			s[j].Beat = s[j-1].Beat + 1
 		}
 		if info, _ := s[i].Kind.Info(); info.On == faults.AnyBeat {
 			continue

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/spf13/afero"
 )
 
 // Every bad flag, target, fault name, schedule, gate, shard and file exits 2 with one line of
@@ -182,5 +185,25 @@ func TestResumeWithSameParameters(t *testing.T) {
 			t.Fatalf("%q: exit %d: %s", args, code, errOut)
 		}
 		sameReport(t, filepath.Join(f.dir, "report.json"), filepath.Join(dir, "report.json"))
+	}
+}
+
+// A report a test runner wrote (go test -chaoskit.out) names targets that live in the tests:
+// replay --case says so, and prints the case's own replay command instead of "unknown target".
+func TestReplayOfATestRunnersCaseNamesItsCommand(t *testing.T) {
+	s := faults.MustParseSchedule("power@11")
+	repro := "go test ./fanout -run '^TestFanOut$' -chaoskit.schedule='power@11'"
+	rep := &reports.Report{Schema: reports.Schema, Seed: 1, Options: reports.Options{Targets: []string{"TestFanOut"}, Faults: []string{"power"}},
+		Cases: []reports.Case{{ID: "TestFanOut:power@11", Target: "TestFanOut", Schedule: s, Verdict: oracle.Fail, Repro: repro}}}
+	dir := filepath.Join(t.TempDir(), "TestFanOut")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reports.WriteDir(afero.NewOsFs(), dir, rep, []string{"json"}); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := chaoskit(t, "replay", "--case", "TestFanOut:power@11", dir)
+	if want := "TestFanOut is a target of the test that wrote " + dir + ", not one chaoskit can run; replay the case with: " + repro; code != exitUsage || !strings.Contains(errOut, want) {
+		t.Fatalf("exit %d, stderr %q; want exit 2 and %q", code, errOut, want)
 	}
 }

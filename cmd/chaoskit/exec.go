@@ -135,9 +135,9 @@ func execTarget(cmd reports.Command) (campaign.Target, error) {
 }
 
 // beatsAdvice adds to err, a refusal of a target as not deterministic, what lifts it for a
-// command of targets on a FUSE disk whose every file operation is a beat: --beats calls, if
-// the file operations are what differs (temporary files named at random, as git names them).
-// A *campaign.TargetError gets it in place, so that the report of the refusal says it too.
+// command: requests made from one thread; and on a FUSE disk, whose every file operation is a
+// beat, file names without randomness, or --beats calls. A *campaign.TargetError gets it in
+// place, so that the report of the refusal says it too.
 func beatsAdvice(err error, targets []campaign.Target) error {
 	if !errors.Is(err, sim.ErrNondeterministic) {
 		return err
@@ -146,13 +146,14 @@ func beatsAdvice(err error, targets []campaign.Target) error {
 	named := errors.As(err, &te)
 	for _, t := range targets {
 		c := t.Command
-		if c == nil || c.Disk != string(process.FUSE) || c.Beats == string(process.CallBeats) ||
-			named && te.Target != t.Name || !named && !strings.HasPrefix(err.Error(), t.Name+":") {
+		if c == nil || named && te.Target != t.Name || !named && !strings.HasPrefix(err.Error(), t.Name+":") {
 			continue
 		}
-		advise := func(err error) error {
-			return fmt.Errorf("%w (if %s's file operations are what differs from run to run: name temporary files without randomness or the pid, as NAME.tmp, and keep logs out of the state directory; else --beats calls makes only its requests beats, and leaves out the faults that need file operations as beats)", err, t.Name)
+		why := "requests made from several threads at once reach chaoskit in an order that differs from run to run: make them from one thread"
+		if c.Disk == string(process.FUSE) && c.Beats != string(process.CallBeats) {
+			why = "if " + t.Name + "'s file operations are what differs from run to run: name temporary files without randomness or the pid, as NAME.tmp, and keep logs out of the state directory; else --beats calls makes only its requests beats, and leaves out the faults that need file operations as beats; and " + why
 		}
+		advise := func(err error) error { return fmt.Errorf("%w (%s)", err, why) }
 		if named {
 			te.Err = advise(te.Err)
 			return err

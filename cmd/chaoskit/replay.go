@@ -90,6 +90,10 @@ func runReplay(c *cli, args []string) error {
 		return usagef("--%v", err)
 	}
 	t, err := resolveTarget(*name, commands)
+	if err != nil && want != nil && want.Repro != "" && !strings.HasPrefix(want.Repro, "chaoskit ") {
+		// A report a test runner wrote (go test -chaoskit.out): its target lives in the tests.
+		return usagef("%s is a target of the test that wrote %s, not one chaoskit can run; replay the case with: %s", *name, pos[0], want.Repro)
+	}
 	if err != nil {
 		return err
 	}

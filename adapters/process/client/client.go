@@ -7,7 +7,10 @@
 // Under chaoskit, Connect finds the socket in the environment. Each request is a beat, at which
 // chaoskit may SIGKILL the process: a call then never returns. Requests are served one at a
 // time, in order; the client serializes them, so it is safe for concurrent use, but a thread
-// that sleeps holds up the others for that (virtual) time.
+// that sleeps holds up the others for that (virtual) time, and requests from several goroutines
+// at once reach chaoskit in the order the Go scheduler runs them, which differs from run to
+// run: chaoskit refuses the target as not deterministic. Make requests from one goroutine (renew
+// a lease between steps, not from a heartbeat goroutine).
 package client
 
 import (
