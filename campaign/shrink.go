@@ -57,9 +57,11 @@ func Shrink(rn *sim.Runner, c *sim.Case, o Options) faults.Schedule {
 	return best
 }
 
-// fired returns s without the faults of unfired.
+// fired returns s without the faults of unfired, but for a fleet fault: even unfired, it is what
+// makes the case run a fleet's workers, so that without it the run is another (a candidate
+// without it is tried, and run, as any other).
 func fired(s faults.Schedule, unfired []faults.Fault) faults.Schedule {
-	return slices.DeleteFunc(slices.Clone(s), func(f faults.Fault) bool { return slices.Contains(unfired, f) })
+	return slices.DeleteFunc(slices.Clone(s), func(f faults.Fault) bool { return slices.Contains(unfired, f) && !isFleet(f.Kind) })
 }
 
 // livenessProperty holds the properties a disk full to the end of a run breaks by itself.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -210,5 +211,33 @@ func TestLookupAndRefusal(t *testing.T) {
 	c = newRunner(t, harness.Func{ToolList: []harness.Tool{pay}, RunFunc: run(false)}, harness.Options{}).Run(crash)
 	if c.Verdict.Outcome != oracle.Pass || !strings.Contains(c.Verdict.Refused, "cannot tell whether invoice-7 was paid") || c.Verdict.Metrics.Restarts != 1 {
 		t.Fatalf("refusing: %s (refused %q)", c, c.Verdict.Refused)
+	}
+}
+
+// A case that parts from its golden run before its first fault is not deterministic, even if its
+// second run parts the same way (threads racing for the order of their requests may well): it is
+// unknown, not a failure whose replay might pass.
+func TestCaseThatLeavesTheGoldenPathBeforeItsFaultIsUnknown(t *testing.T) {
+	var runs atomic.Int32
+	target := harness.Func{
+		ToolList: []harness.Tool{{Name: "t", Contract: harness.IdempotentByKey}},
+		RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+			path := "a"
+			if runs.Add(1) > 2 { // the two golden runs go one way, every later run the other
+				path = "b"
+			}
+			env.Mark("start " + path)
+			for {
+				_, err := env.Call(ctx, harness.Call{Tool: "t", Key: "k"})
+				if !errors.Is(err, harness.ErrToolTransient) {
+					return path, err
+				}
+			}
+		},
+	}
+	rn := newRunner(t, target, harness.Options{})
+	c := rn.Run(faults.Schedule{{Kind: faults.ToolTransient, Beat: 1}})
+	if c.Verdict.Outcome != oracle.Unknown || !strings.Contains(c.Verdict.Reason, `before its first fault the case did "mark start b" at beat 0, where the golden run did "mark start a"`) {
+		t.Fatalf("%s", c)
 	}
 }

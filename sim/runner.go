@@ -393,16 +393,35 @@ func (rn *Runner) Run(s faults.Schedule) *Case {
 	start := time.Now()
 	c := rn.runCase(s)
 	if c.Failed() {
-		again := rn.runCase(s)
-		if why := differs(c, again); again.interrupted {
+		if why := rn.leftGoldenPath(c); why != "" {
+			c.Verdict.Outcome = oracle.Unknown
+			c.Verdict.Reason = "not reproducible: the target is not deterministic: before its first fault the case " + why
+		} else if again := rn.runCase(s); again.interrupted {
 			c.interrupted = true
-		} else if why != "" {
+		} else if why := differs(c, again); why != "" {
 			c.Verdict.Outcome = oracle.Unknown
 			c.Verdict.Reason = "not reproducible: the target is not deterministic: a second run of the same case " + why
 		}
 	}
 	c.Duration = time.Since(start)
 	return c
+}
+
+// leftGoldenPath says where case c, before its first fault, did otherwise than the golden run it
+// is judged against, or returns "". Up to its first fault a case is its golden run: one that
+// parts from it there is not deterministic (threads of a process racing for the order of their
+// requests), and two runs may well part the same way, which the second run does not catch.
+func (rn *Runner) leftGoldenPath(c *Case) string {
+	g, err := rn.Golden(c.Schedule)
+	if err != nil || len(c.Schedule) == 0 {
+		return ""
+	}
+	for i := range min(c.Schedule[0].Beat, len(c.Beats), g.Len()) {
+		if a, b := g.Beat(i).Label(), c.Beats[i].Label(); a != b {
+			return fmt.Sprintf("did %q at beat %d, where the golden run did %q", b, i, a)
+		}
+	}
+	return ""
 }
 
 // differs says how a second run of a case differs from the first, or returns "". It compares

@@ -16,7 +16,10 @@ Durations are seconds (floats or timedeltas) here and whole milliseconds of virt
 wire, at most a year (MAX_MS): a longer sleep, latency or ttl is a ValueError, a longer timeout
 counts as a year. Requests
 are served one at a time, in order; a Client serializes them with a lock, so threads may share
-it, but a thread that sleeps holds up the others for that (virtual) time.
+it, but a thread that sleeps holds up the others for that (virtual) time, and requests from
+several threads at once (a ThreadPoolExecutor fanning out calls) reach chaoskit in the order the
+OS runs the threads, which differs from run to run: chaoskit then refuses the target, or calls
+its cases unknown, as not deterministic. Make requests from one thread, one after the other.
 """
 
 import datetime
