@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
@@ -421,5 +422,78 @@ func TestWorkersWithoutALeaseRepeatEffects(t *testing.T) {
 	}}
 	if c := newRunner(t, announce, harness.Options{}).Run(faults.Schedule{{Kind: faults.Switch, Beat: 0}}); c.Verdict.Outcome != oracle.Pass {
 		t.Errorf("each worker announcing itself once repeats nothing:\n%s", c)
+	}
+}
+
+// stepsUnderLease is two workers' harness: under the lease, each step not yet done calls a keyed
+// tool (fenced or not), writes and fsyncs the step's file, marks, and then renews the lease.
+func stepsUnderLease(fenced bool) harness.Target {
+	return harness.Func{
+		ToolList:  []harness.Tool{{Name: "work", Contract: harness.IdempotentByKey, Latency: 2 * time.Second, Fenced: fenced}},
+		StateFunc: func(fsys afero.Fs) (any, error) { return harness.Files(fsys) },
+		RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+			fsys := env.FS()
+			l, err := env.Acquire(ctx, "run", 30*time.Second)
+			for ; err != nil; l, err = env.Acquire(ctx, "run", 30*time.Second) {
+				if done, _ := afero.Exists(fsys, "step-3"); done {
+					return "ok", nil
+				}
+				if err := env.Sleep(ctx, 5*time.Second); err != nil {
+					return nil, err
+				}
+			}
+			for i := range 4 {
+				name := fmt.Sprintf("step-%d", i)
+				if done, _ := afero.Exists(fsys, name); done {
+					continue
+				}
+				call := harness.Call{Tool: "work", Key: name}
+				if fenced {
+					call.Fence = l.Token
+				}
+				if _, err := env.Call(ctx, call); errors.Is(err, harness.ErrFenced) {
+					return "ok", nil
+				} else if err != nil {
+					return nil, err
+				}
+				if err := afero.WriteFile(fsys, name, []byte("done"), 0o644); err != nil {
+					return nil, err
+				}
+				env.Mark(name)
+				if l, err = env.Renew(ctx, l, 30*time.Second); err != nil {
+					return "ok", nil // the lease is lost: stand down
+				}
+			}
+			return "ok", env.Release(ctx, l)
+		},
+	}
+}
+
+// A worker frozen past its lease after its step's call landed wakes to write the step down and
+// mark it, after the worker that took over did the step: that is no durable work redone, so with
+// a fenced tool every lease case passes. Unfenced, a worker frozen before its call goes out calls
+// again when it wakes, redoing the step without the lease: bounded-work-lost catches that.
+func TestFrozenWorkerFinishingItsStepRedoesNothing(t *testing.T) {
+	for _, fenced := range []bool{true, false} {
+		rn, err := sim.NewRunner(func() harness.Target { return stepsUnderLease(fenced) }, harness.Options{Name: "steps", Replicas: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		scheds, err := campaign.Schedules(rn, campaign.Options{Faults: []faults.Kind{faults.Lease}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var failed []*sim.Case
+		for _, s := range scheds {
+			if c := rn.Run(s); c.Failed() {
+				failed = append(failed, c)
+			}
+		}
+		switch {
+		case fenced && len(failed) > 0:
+			t.Errorf("fenced: %d of %d lease cases fail, want none; the first:\n%s", len(failed), len(scheds), failed[0])
+		case !fenced && (len(failed) == 0 || !failed[0].Breaks(oracle.BoundedWorkLost)):
+			t.Errorf("unfenced: %d of %d lease cases fail, want some, with bounded-work-lost", len(failed), len(scheds))
+		}
 	}
 }

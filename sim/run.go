@@ -108,9 +108,7 @@ type process struct {
 	env        *env         // the Env, the kernel's side
 	api        *harness.Env // the Env its target is given
 	threads    []*thread
-	frozen     time.Time       // frozen (by a lease fault) until
-	freezes    []oracle.Freeze // its pauses by lease faults
-	freezeOpen bool            // the last freeze's Acted may still change: no mark since
+	frozen     time.Time // frozen (by a lease fault) until
 	dead       chan struct{}
 	ctx        context.Context
 	cancel     context.CancelFunc
@@ -500,8 +498,6 @@ func (r *run) handle(ev event) (ending, bool) {
 	case evBlock: // the loop's wakeReady wakes it if its wait is already over
 	case evFreeze:
 		p.frozen = r.clock.Now().Add(ev.fault.Dur)
-		p.freezes = append(p.freezes, oracle.Freeze{At: r.nbeats() - 1, Woke: -1})
-		p.freezeOpen = true
 		r.note(r.nbeats()-1, fmt.Sprintf("process %d frozen for %s", p.attempt, ev.fault.Dur))
 	case evOver:
 		r.killAll()
@@ -805,14 +801,6 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 			r.quietAt = until
 		}
 	}
-	if p.freezeOpen {
-		fz := &p.freezes[len(p.freezes)-1]
-		if fz.Woke < 0 {
-			fz.Woke = idx
-		}
-		fz.Acted = fz.Acted || b.Kind == BeatToolApplied
-		p.freezeOpen = b.Kind != BeatMark
-	}
 	switch {
 	case due != nil && isCrash(due.Kind): // the process stops here: the beat is not progress
 	case b.Kind == BeatMark:
@@ -894,9 +882,39 @@ func (r *run) attempts() []oracle.Attempt {
 	out := make([]oracle.Attempt, len(r.procs))
 	for i, p := range r.procs {
 		out[i] = oracle.Attempt{First: p.attempt < len(r.slots), Crashed: p.crashed, Failed: p.failed,
-			Marks: p.marks, SinceMark: p.sinceMark, ToFirstMark: p.toMark, Frozen: p.freezes}
+			Marks: p.marks, SinceMark: p.sinceMark, ToFirstMark: p.toMark}
+	}
+	if slices.ContainsFunc(r.sched, func(f faults.Fault) bool { return f.Kind == faults.Lease }) {
+		r.freezes(out)
 	}
 	return out
+}
+
+// freezes fills in each attempt's pauses by lease faults, read from the run's beats: the beat a
+// lease fault fired at in the process, the first beat it made after, and whether a tool call of
+// its own was applied from then to its next mark.
+func (r *run) freezes(attempts []oracle.Attempt) {
+	beats := r.allBeats()
+	for i, b := range beats {
+		if b.Fault == 0 || r.sched[b.Fault-1].Kind != faults.Lease {
+			continue
+		}
+		fz := oracle.Freeze{At: i, Woke: -1}
+		for j := i + 1; j < len(beats); j++ {
+			later := beats[j]
+			if later.Attempt != b.Attempt {
+				continue
+			}
+			if fz.Woke < 0 {
+				fz.Woke = j
+			}
+			if later.Kind == BeatMark {
+				break
+			}
+			fz.Acted = fz.Acted || later.Kind == BeatToolApplied
+		}
+		attempts[b.Attempt].Frozen = append(attempts[b.Attempt].Frozen, fz)
+	}
 }
 
 // observe turns a finished run into what the oracle reads.
