@@ -416,12 +416,21 @@ func (rn *Runner) leftGoldenPath(c *Case) string {
 	if err != nil || len(c.Schedule) == 0 {
 		return ""
 	}
-	for i := range min(c.Schedule[0].Beat, len(c.Beats), g.Len()) {
-		if a, b := g.Beat(i).Label(), c.Beats[i].Label(); a != b {
-			return fmt.Sprintf("did %q at beat %d, where the golden run did %q", b, i, a)
-		}
+	if i, a, b := firstDifference(min(c.Schedule[0].Beat, len(c.Beats), g.Len()), g.Beat, c.beat); i >= 0 {
+		return fmt.Sprintf("did %q at beat %d, where the golden run did %q", b, i, a)
 	}
 	return ""
+}
+
+// firstDifference returns the first of the first n beats where a and b differ, with their labels there,
+// or -1.
+func firstDifference(n int, a, b func(int) Beat) (int, string, string) {
+	for i := range n {
+		if la, lb := a(i).Label(), b(i).Label(); la != lb {
+			return i, la, lb
+		}
+	}
+	return -1, "", ""
 }
 
 // differs says how a second run of a case differs from the first, or returns "". It compares
@@ -440,10 +449,8 @@ func differs(first, second *Case) string {
 	if a.Outcome != b.Outcome || props(a) != props(b) || a.Metrics != b.Metrics {
 		return fmt.Sprintf("came out %s (%s), the first %s (%s)", b.Outcome, b.Summary(), a.Outcome, a.Summary())
 	}
-	for i := range min(len(first.Beats), len(second.Beats)) {
-		if a, b := first.Beats[i].Label(), second.Beats[i].Label(); a != b {
-			return fmt.Sprintf("did %q at beat %d, where the first did %q", b, i, a)
-		}
+	if i, a, b := firstDifference(min(len(first.Beats), len(second.Beats)), first.beat, second.beat); i >= 0 {
+		return fmt.Sprintf("did %q at beat %d, where the first did %q", b, i, a)
 	}
 	if len(first.Beats) != len(second.Beats) {
 		return fmt.Sprintf("made %d beats, the first %d", len(second.Beats), len(first.Beats))
