@@ -115,7 +115,8 @@ type Freeze struct {
 	// At is the beat the fault froze it at, and Woke the first beat it made after (-1: none).
 	At, Woke int
 	// Acted says that a tool call of the process was applied after it woke and before its next
-	// mark: it did the step's work again, rather than finish it.
+	// mark (a call replayed by its key included, a look-up not): it did the step's work again,
+	// rather than finish it.
 	Acted bool
 }
 

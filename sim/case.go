@@ -46,9 +46,6 @@ type Case struct {
 // not a result: a campaign journals no such case, and runs it again when it is resumed.
 func (c *Case) Interrupted() bool { return c.interrupted }
 
-// beat returns the case's i-th beat.
-func (c *Case) beat(i int) Beat { return c.Beats[i] }
-
 // ID names the case uniquely in a campaign: the target and the schedule.
 func (c *Case) ID() string { return c.Target + ":" + c.Schedule.String() }
 

@@ -426,8 +426,9 @@ func TestWorkersWithoutALeaseRepeatEffects(t *testing.T) {
 }
 
 // stepsUnderLease is two workers' harness: under the lease, each step not yet done calls a keyed
-// tool (fenced or not), writes and fsyncs the step's file, marks, and then renews the lease.
-func stepsUnderLease(fenced bool) harness.Target {
+// tool (fenced or not; with lookFirst, only if a look-up by the step's reference finds no effect
+// yet), writes the step's file, marks, and then renews the lease.
+func stepsUnderLease(fenced, lookFirst bool) harness.Target {
 	return harness.Func{
 		ToolList:  []harness.Tool{{Name: "work", Contract: harness.IdempotentByKey, Latency: 2 * time.Second, Fenced: fenced}},
 		StateFunc: func(fsys afero.Fs) (any, error) { return harness.Files(fsys) },
@@ -447,14 +448,22 @@ func stepsUnderLease(fenced bool) harness.Target {
 				if done, _ := afero.Exists(fsys, name); done {
 					continue
 				}
-				call := harness.Call{Tool: "work", Key: name}
+				call := harness.Call{Tool: "work", Key: name, Ref: name}
 				if fenced {
 					call.Fence = l.Token
 				}
-				if _, err := env.Call(ctx, call); errors.Is(err, harness.ErrFenced) {
-					return "ok", nil
-				} else if err != nil {
-					return nil, err
+				found := false
+				if lookFirst {
+					if _, found, err = env.Lookup(ctx, "work", name); err != nil {
+						return nil, err
+					}
+				}
+				if !found {
+					if _, err := env.Call(ctx, call); errors.Is(err, harness.ErrFenced) {
+						return "ok", nil
+					} else if err != nil {
+						return nil, err
+					}
 				}
 				if err := afero.WriteFile(fsys, name, []byte("done"), 0o644); err != nil {
 					return nil, err
@@ -471,11 +480,13 @@ func stepsUnderLease(fenced bool) harness.Target {
 
 // A worker frozen past its lease after its step's call landed wakes to write the step down and
 // mark it, after the worker that took over did the step: that is no durable work redone, so with
-// a fenced tool every lease case passes. Unfenced, a worker frozen before its call goes out calls
-// again when it wakes, redoing the step without the lease: bounded-work-lost catches that.
+// a fenced tool every lease case passes, and with a look-up first too (a look-up is a read, not
+// the step done again). Unfenced, a worker frozen before its call goes out calls again when it
+// wakes, redoing the step without the lease: bounded-work-lost catches that.
 func TestFrozenWorkerFinishingItsStepRedoesNothing(t *testing.T) {
-	for _, fenced := range []bool{true, false} {
-		rn, err := sim.NewRunner(func() harness.Target { return stepsUnderLease(fenced) }, harness.Options{Name: "steps", Replicas: 2})
+	for _, v := range []struct{ fenced, lookFirst bool }{{true, false}, {true, true}, {false, false}} {
+		fenced := v.fenced
+		rn, err := sim.NewRunner(func() harness.Target { return stepsUnderLease(fenced, v.lookFirst) }, harness.Options{Name: "steps", Replicas: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -491,7 +502,7 @@ func TestFrozenWorkerFinishingItsStepRedoesNothing(t *testing.T) {
 		}
 		switch {
 		case fenced && len(failed) > 0:
-			t.Errorf("fenced: %d of %d lease cases fail, want none; the first:\n%s", len(failed), len(scheds), failed[0])
+			t.Errorf("fenced (look-up first %v): %d of %d lease cases fail, want none; the first:\n%s", v.lookFirst, len(failed), len(scheds), failed[0])
 		case !fenced && (len(failed) == 0 || !failed[0].Breaks(oracle.BoundedWorkLost)):
 			t.Errorf("unfenced: %d of %d lease cases fail, want some, with bounded-work-lost", len(failed), len(scheds))
 		}

@@ -703,7 +703,7 @@ func (r *run) wakeIfReady(t *thread) {
 		return
 	}
 	switch {
-	case w.topic != "" && r.world.Posted(w.topic):
+	case w.topic != "" && len(r.world.Messages(w.topic)) > 0:
 		w.msgs = r.world.Messages(w.topic)
 	case w.thread != nil && w.thread.done:
 	case w.ctx != nil && w.ctx.Err() != nil:
@@ -884,21 +884,24 @@ func (r *run) attempts() []oracle.Attempt {
 		out[i] = oracle.Attempt{First: p.attempt < len(r.slots), Crashed: p.crashed, Failed: p.failed,
 			Marks: p.marks, SinceMark: p.sinceMark, ToFirstMark: p.toMark}
 	}
-	if slices.ContainsFunc(r.sched, func(f faults.Fault) bool { return f.Kind == faults.Lease }) {
-		r.freezes(out)
-	}
+	r.freezes(out)
 	return out
 }
 
 // freezes fills in each attempt's pauses by lease faults, read from the run's beats: the beat a
 // lease fault fired at in the process, the first beat it made after, and whether a tool call of
 // its own was applied from then to its next mark.
+// A look-up (Env.Lookup) is a read, not a call acting again.
 func (r *run) freezes(attempts []oracle.Attempt) {
-	beats := r.allBeats()
-	for i, b := range beats {
-		if b.Fault == 0 || r.sched[b.Fault-1].Kind != faults.Lease {
+	var beats []Beat
+	for f, i := range r.fired {
+		if i < 0 || r.sched[f].Kind != faults.Lease {
 			continue
 		}
+		if beats == nil {
+			beats = r.allBeats()
+		}
+		b := beats[i]
 		fz := oracle.Freeze{At: i, Woke: -1}
 		for j := i + 1; j < len(beats); j++ {
 			later := beats[j]
@@ -911,7 +914,7 @@ func (r *run) freezes(attempts []oracle.Attempt) {
 			if later.Kind == BeatMark {
 				break
 			}
-			fz.Acted = fz.Acted || later.Kind == BeatToolApplied
+			fz.Acted = fz.Acted || later.Kind == BeatToolApplied && later.Ref == ""
 		}
 		attempts[b.Attempt].Frozen = append(attempts[b.Attempt].Frozen, fz)
 	}

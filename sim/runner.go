@@ -416,17 +416,20 @@ func (rn *Runner) leftGoldenPath(c *Case) string {
 	if err != nil || len(c.Schedule) == 0 {
 		return ""
 	}
-	if i, a, b := firstDifference(min(c.Schedule[0].Beat, len(c.Beats), g.Len()), g.Beat, c.beat); i >= 0 {
-		return fmt.Sprintf("did %q at beat %d, where the golden run did %q", b, i, a)
+	if i, got, want := firstDifference(c.Beats[:min(c.Schedule[0].Beat, len(c.Beats), g.Len())], g.r.beats); i >= 0 {
+		return fmt.Sprintf("did %q at beat %d, where the golden run did %q", got, i, want)
 	}
 	return ""
 }
 
-// firstDifference returns the first of the first n beats where a and b differ, with their labels there,
-// or -1.
-func firstDifference(n int, a, b func(int) Beat) (int, string, string) {
-	for i := range n {
-		if la, lb := a(i).Label(), b(i).Label(); la != lb {
+// firstDifference returns the first beat of a where b's differs, with a's label and b's there,
+// or -1; b holds at least as many beats as a.
+func firstDifference(a, b []Beat) (int, string, string) {
+	for i := range a {
+		if a[i] == b[i] { // equal beats have equal labels: the common case costs no label
+			continue
+		}
+		if la, lb := a[i].Label(), b[i].Label(); la != lb {
 			return i, la, lb
 		}
 	}
@@ -449,8 +452,9 @@ func differs(first, second *Case) string {
 	if a.Outcome != b.Outcome || props(a) != props(b) || a.Metrics != b.Metrics {
 		return fmt.Sprintf("came out %s (%s), the first %s (%s)", b.Outcome, b.Summary(), a.Outcome, a.Summary())
 	}
-	if i, a, b := firstDifference(min(len(first.Beats), len(second.Beats)), first.beat, second.beat); i >= 0 {
-		return fmt.Sprintf("did %q at beat %d, where the first did %q", b, i, a)
+	n := min(len(first.Beats), len(second.Beats))
+	if i, got, want := firstDifference(second.Beats[:n], first.Beats); i >= 0 {
+		return fmt.Sprintf("did %q at beat %d, where the first did %q", got, i, want)
 	}
 	if len(first.Beats) != len(second.Beats) {
 		return fmt.Sprintf("made %d beats, the first %d", len(second.Beats), len(first.Beats))

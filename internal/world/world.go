@@ -85,8 +85,8 @@ func Identity(c harness.Call) string {
 		}
 	}
 	if len(b) > 96 {
-		Sum := sha256.Sum256(b)
-		b = append(b[:80:80], "…#"+hex.EncodeToString(Sum[:6])...)
+		h := sha256.Sum256(b)
+		b = append(b[:80:80], "…#"+hex.EncodeToString(h[:6])...)
 	}
 	return c.Tool + " " + string(b)
 }
@@ -324,9 +324,6 @@ func (w *World) ByRef(tool, ref string) (harness.Reply, bool) {
 func (w *World) Messages(topic string) []harness.Message {
 	return append([]harness.Message(nil), w.topics[topic]...)
 }
-
-// Posted reports whether a message has been posted on topic.
-func (w *World) Posted(topic string) bool { return len(w.topics[topic]) > 0 }
 
 // Effects returns every application of a side effect so far, in order (none if Counted).
 func (w *World) Effects() []oracle.Effect { return w.effects }
