@@ -2,6 +2,7 @@ package campaign_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reference"
 	"github.com/chaoskit/chaoskit/sim"
+	"github.com/spf13/afero"
 )
 
 // smallWrites fsyncs every write, and each fits in one sector: no write can tear otherwise than a
@@ -88,4 +90,44 @@ func TestRandomPlacementKeepsManyFaultsInOrder(t *testing.T) {
 			t.Errorf("seed %d: no schedule of four faults among %d", seed, len(scheds))
 		}
 	}
+}
+
+// lastWriter publishes its worker's name as the run's result file, unless one is there already:
+// crash-safe as one instance, but two workers race for the name.
+var lastWriter = harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+	fsys := env.FS()
+	if done, _ := afero.Exists(fsys, "result"); done {
+		return nil, nil
+	}
+	if err := afero.WriteFile(fsys, "result.tmp", []byte(fmt.Sprint("w", env.Worker())), 0o644); err != nil {
+		return nil, err
+	}
+	return nil, fsys.Rename("result.tmp", "result")
+}}
+
+// A fleet fault that never fired still made its case run a fleet's workers, so shrinking keeps it
+// unless a run without it fails too: the shrunk schedule replays the failure, where a kill alone
+// would run one worker, which never fails.
+func TestShrinkKeepsAnUnfiredFleetFault(t *testing.T) {
+	rn, err := sim.NewRunner(harness.Fresh(lastWriter), harness.Options{Name: "last-writer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 12 {
+		if c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: k}}); c.Failed() {
+			t.Fatalf("one worker fails: %s", c)
+		}
+	}
+	for k := range 12 {
+		c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: k}, {Kind: faults.Deploy, Beat: 500}})
+		if !c.Failed() {
+			continue
+		}
+		shrunk := campaign.Shrink(rn, c, campaign.Options{})
+		if again := rn.Run(shrunk); !again.Failed() {
+			t.Fatalf("%s shrunk to %s, which does not fail:\n%s", c.Schedule, shrunk, again)
+		}
+		return
+	}
+	t.Fatal("no kill fails with two workers")
 }

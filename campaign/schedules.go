@@ -473,14 +473,19 @@ func NoCase(rn *sim.Runner, o Options) ([]string, error) {
 			seen[f.Kind] = true
 		}
 	}
+	return Undecided(o.Faults, func(k faults.Kind) bool { return seen[k] }, o.Mode == Exhaustive && o.Cases == 0), nil
+}
+
+// Undecided returns what kinds asks for (faults.Requests: a whole family, or a kind) of which no
+// kind is decided (faults.Decided) by a campaign that has cases of the kinds has reports; whole
+// says that the campaign lists every schedule where each kind applies (exhaustive, uncapped).
+func Undecided(kinds []faults.Kind, has func(faults.Kind) bool, whole bool) []string {
 	var out []string
-	whole := o.Mode == Exhaustive && o.Cases == 0
-	names, groups := faults.Requests(o.Faults)
+	names, groups := faults.Requests(kinds)
 	for i, g := range groups {
-		has := func(k faults.Kind) bool { return seen[k] }
 		if !slices.ContainsFunc(g, func(k faults.Kind) bool { return faults.Decided(k, has, whole) }) {
 			out = append(out, names[i])
 		}
 	}
-	return out, nil
+	return out
 }

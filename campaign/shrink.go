@@ -18,12 +18,13 @@ const maxShrinkRuns = 300
 // a subset, any worker, shorter lease pauses of Options.LeasePauses, a full disk that has space
 // again sooner). It is deterministic, and runs at most 300 cases.
 //
-// Every fault of the schedule it returns fires. A fault fires only at a beat that admits its kind
-// (sim.Beat.Admits), so a fault is moved only to an earlier beat of the failing run that
-// admits it; and the faults of a schedule that did not fire (a fault of a random schedule past
-// the run's end, or one a change earlier in the run left at another sort of beat) are dropped
-// from it, since its run is the same without them: the schedule returned is never another name
-// for a smaller one.
+// Every fault of the schedule it returns fires, but for a fleet fault. A fault fires only at a
+// beat that admits its kind (sim.Beat.Admits), so a fault is moved only to an earlier beat of the
+// failing run that admits it; and the faults of a schedule that did not fire (a fault of a random
+// schedule past the run's end, or one a change earlier in the run left at another sort of beat)
+// are dropped from it, since its run is the same without them: the schedule returned is never
+// another name for a smaller one. A fleet fault that did not fire is kept unless a candidate
+// without it fails too: it made the case run a fleet's workers, and without it the run is another.
 //
 // Simpler means a schedule that explains the failure with less: fewer faults, earlier, and
 // milder. A diskfull without a duration is shorter to write but is not milder: the disk then

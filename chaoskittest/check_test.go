@@ -80,6 +80,10 @@ func TestCheckPrintsACommandThatReplaysTheFailure(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	// Each finding names the line of the test that called Check, not chaoskit's own.
+	if !strings.Contains(out, "check_test.go:") || regexp.MustCompile(`\bcheck\.go:\d+: chaoskit`).MatchString(out) {
+		t.Errorf("findings are not attributed to the caller of Check:\n%s", out)
+	}
 	m := replayRe.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no replay command in:\n%s", out)

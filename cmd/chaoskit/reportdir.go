@@ -107,36 +107,29 @@ func judge(rep *reports.Report, g campaign.Gate, w io.Writer) error {
 // noCase lists, one entry per target, the fault kinds a campaign asked for of which the target
 // has no case, with why: a campaign that checked nothing of a kind did not pass it.
 func noCase(rep *reports.Report) []string {
-	without := map[string][]string{}
 	var targets []string
+	without := map[string][]string{}
 	for _, t := range rep.Summary.Targets {
 		targets = append(targets, t.Target)
 		without[t.Target] = t.NoCase
 	}
-	return undecided(rep.Options, targets, without)
+	return undecided(rep.Options, targets, func(t string, k faults.Kind) bool {
+		return slices.Contains(rep.Options.Faults, string(k)) && !slices.Contains(without[t], string(k))
+	})
 }
 
-// undecided lists, one entry per target, what a campaign of options o asks for (kinds or whole
-// families, faults.Requests) of which none is decided (faults.Decided), the target having no
-// case of the kinds without[target] names, with why.
-func undecided(o reports.Options, targets []string, without map[string][]string) []string {
+// undecided lists, one entry per target, what a campaign of options o asks for of which none is
+// decided (campaign.Undecided), the target having cases of the kinds has says, with why.
+func undecided(o reports.Options, targets []string, has func(target string, k faults.Kind) bool) []string {
 	var out []string
 	var kinds []faults.Kind
 	for _, k := range o.Faults {
 		kinds = append(kinds, faults.Kind(k))
 	}
-	names, groups := faults.Requests(kinds)
-	whole := o.Mode == "exhaustive" && o.Cases == 0
+	whole := o.Mode == campaign.Exhaustive.String() && o.Cases == 0
 	for _, t := range targets {
-		has := func(k faults.Kind) bool {
-			return slices.Contains(o.Faults, string(k)) && !slices.Contains(without[t], string(k))
-		}
-		var none []string
-		for i, g := range groups {
-			if !slices.ContainsFunc(g, func(k faults.Kind) bool { return faults.Decided(k, has, whole) }) {
-				none = append(none, names[i])
-			}
-		}
+		has := func(k faults.Kind) bool { return has(t, k) }
+		none := campaign.Undecided(kinds, has, whole)
 		if len(none) == 0 {
 			continue
 		}
@@ -144,9 +137,9 @@ func undecided(o reports.Options, targets []string, without map[string][]string)
 		if slices.Contains(none, string(faults.Torn)) && whole && !has(faults.Power) {
 			why = "no beat of its golden run where they apply; torn is listed only where a tear would leave the disk otherwise than a plain power cut, and the campaign has no power case to stand for it"
 		}
-		if o.Mode == "exhaustive" && o.Cases > 0 {
+		if o.Mode == campaign.Exhaustive.String() && o.Cases > 0 {
 			why += ", or --cases " + strconv.Itoa(o.Cases) + " left them out"
-		} else if o.Mode == "random" {
+		} else if o.Mode == campaign.Random.String() {
 			why += ", or none was drawn"
 		}
 		out = append(out, fmt.Sprintf("%s under %s: it has no case of them (%s)", t, strings.Join(none, ", "), why))

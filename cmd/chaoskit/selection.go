@@ -107,17 +107,11 @@ func (c *cli) listCases(camp *campaign.Campaign) error {
 		return nil // the other shards may hold what this one lacks
 	}
 	var targets []string
-	without := map[string][]string{}
 	for _, t := range camp.Targets {
 		targets = append(targets, t.Name)
-		for _, k := range o.Faults {
-			if !seen[t.Name][faults.Kind(k)] {
-				without[t.Name] = append(without[t.Name], k)
-			}
-		}
 	}
 	// What chaoskit run would exit 3 for: a test runner makes it a failing test of its own.
-	for _, gap := range undecided(o, targets, without) {
+	for _, gap := range undecided(o, targets, func(t string, k faults.Kind) bool { return seen[t][k] }) {
 		fmt.Fprintf(c.stderr, "chaoskit: nothing will be decided for %s\n", gap)
 	}
 	return nil

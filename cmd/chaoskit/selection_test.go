@@ -90,3 +90,14 @@ func TestListOnlyStream(t *testing.T) {
 		}
 	}
 }
+
+// --list says on stderr, one line each, what the campaign will decide nothing about: what run
+// exits 3 for, and what the pytest plugin and the node:test helper turn into a failing test
+// named undecided (they match the line's start, "chaoskit: nothing will be decided").
+func TestListSaysWhatWillBeUndecided(t *testing.T) {
+	code, out, errs := chaoskit(t, "run", "--list", "--target", "reference", "--faults", "kill,torn", "--cases", "2")
+	want := "chaoskit: nothing will be decided for reference under torn: it has no case of them (no beat of its golden run where they apply, or --cases 2 left them out)\n"
+	if code != exitOK || errs != want || strings.Count(out, "\n") != 2 {
+		t.Fatalf("exit %d, stderr %q, want %q; stdout:\n%s", code, errs, want, out)
+	}
+}
