@@ -197,7 +197,7 @@ func report(t testing.TB, rn *sim.Runner, opts campaign.Options, out string, cas
 
 // refusedNote says that case c passed by refusing to go on, and what such a pass may hide.
 func refusedNote(c *sim.Case) string {
-	return "passed as refused (" + c.Verdict.Refused + "); a refusal where no tool call was in doubt, after a power cut or a torn write, usually hides durable state the harness lost"
+	return "passed as refused (" + c.Verdict.Refused + "); " + reports.RefusalCaveat
 }
 
 // setting is how chaoskit was asked to run, by its flags or its environment variables.

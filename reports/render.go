@@ -557,7 +557,7 @@ func targetNotes(t *targetView) []string {
 		notes = append(notes, Count(t.Unfired, "case")+" had a fault that never fired (judged on the faults that fired)")
 	}
 	if t.Refused > 0 {
-		notes = append(notes, Count(t.Refused, "case")+" passed by refusing to go on without a person (one where no tool call was in doubt, after a power cut or a torn write, usually hides lost durable state: --gate refused==0 fails them)")
+		notes = append(notes, Count(t.Refused, "case")+" passed by refusing to go on without a person ("+RefusalCaveat+": --gate refused==0 fails them)")
 	}
 	if t.FailedProcesses > 0 {
 		notes = append(notes, Count(t.FailedProcesses, "process")+" ended on their own with an error or a panic")
@@ -614,3 +614,6 @@ func firstProperty(c *Case) string {
 	}
 	return c.Violations[0].Property
 }
+
+// RefusalCaveat is what a pass by refusal may hide, as every rendering of one says it.
+const RefusalCaveat = "a refusal where no tool call was in doubt, after a power cut or a torn write, usually hides durable state the harness lost"

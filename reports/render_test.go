@@ -205,7 +205,7 @@ func TestTargetNotes(t *testing.T) {
 		"bounded-work-lost not checked in 16 of 1500 cases: the target made no progress marks (mark each durable step: Env.Mark in Go, mark in the process clients) (15), a corruption destroyed durable progress, so redoing work is expected (1)",
 		"same-result, same-state not checked in 15 of 1500 cases: the run did not complete",
 		"1 case had a fault that never fired (judged on the faults that fired)",
-		"1 case passed by refusing to go on without a person (one where no tool call was in doubt, after a power cut or a torn write, usually hides lost durable state: --gate refused==0 fails them)",
+		"1 case passed by refusing to go on without a person (a refusal where no tool call was in doubt, after a power cut or a torn write, usually hides durable state the harness lost: --gate refused==0 fails them)",
 		"2 processes ended on their own with an error or a panic",
 	}
 	if !slices.Equal(got, want) {
