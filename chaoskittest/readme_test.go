@@ -16,8 +16,8 @@ import (
 	"github.com/spf13/afero"
 )
 
-// TestOrdersSurviveCrashes is the README's example, verbatim: a harness that files three
-// purchase orders and journals each, checked under every kill and power loss.
+// TestOrdersSurviveCrashes is docs/go.md's example, verbatim, and the README's in part: a harness
+// that files three purchase orders and journals each, checked under every kill and power loss.
 func TestOrdersSurviveCrashes(t *testing.T) {
 	chaoskittest.Check(t, harness.Fresh(harness.Func{
 		ToolList: []harness.Tool{{Name: "create_po", Contract: harness.IdempotentByKey}},
