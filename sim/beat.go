@@ -1,11 +1,13 @@
 package sim
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
 )
 
 // BeatKind says what a beat is.
@@ -102,3 +104,136 @@ func (b Beat) Admits(k faults.Kind) bool {
 	}
 	return b.Kind == BeatFS && b.Op.Kind.In(c)
 }
+
+// Recovery returns the beats at which a process restarted after a kill at beat k of the golden
+// run recovers: from its first beat up to its first mark, and the beat after that mark (every
+// beat it makes, if it makes no mark), numbered as a case under kill@k numbers them. A power cut
+// at one of them lands while the recovery builds on what the killed process left in the page
+// cache; the one after the mark, which a power cut at the mark itself precedes, asks whether
+// what the recovery declared durable is. It needs one worker, and returns nil if k is not a beat
+// of the golden run or the case has no restart.
+func (rn *Runner) Recovery(k int) []int {
+	g, err := rn.Golden(nil)
+	if err != nil || k < 0 || k >= g.Len() || rn.o.Replicas != 1 {
+		return nil
+	}
+	beats := rn.Beats(faults.Schedule{{Kind: faults.Kill, Beat: k}}, 1)
+	var out []int
+	for i := k + 1; i < len(beats); i++ {
+		b := beats[i]
+		if b.Attempt != 1 {
+			break
+		}
+		out = append(out, i)
+		if b.Kind == BeatMark {
+			if i+1 < len(beats) && beats[i+1].Attempt == 1 {
+				out = append(out, i+1)
+			}
+			break
+		}
+	}
+	return out
+}
+
+// Beats returns the beats of the run of schedule s without its faults from the n-th on (n
+// from 0), with the workers s runs with, numbered as the case under s numbers them: the case
+// under s makes the same beats up to the one its n-th fault fires at, so they say where that
+// fault can fire (Beat.Admits). It panics on a schedule that ParseSchedule would refuse.
+func (rn *Runner) Beats(s faults.Schedule, n int) []Beat {
+	if err := s.Validate(); err != nil {
+		panic("sim: Runner.Beats: " + err.Error())
+	}
+	return rn.runCaseAs(s[:n], s, true).Beats
+}
+
+// step records beat b of process p: the one place where beats are numbered, scheduled faults
+// fire and progress is accounted, for a beat a process makes and for one replayed from a golden
+// recording (Runner.derive) alike. It returns the beat's index and the fault that fires there,
+// if any: a fault fires at the beat it names, if that beat admits its kind (Beat.Admits), and
+// at no other. The caller holds r.mu, or owns r alone.
+func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
+	b.Worker, b.Attempt = p.slot.id, p.attempt
+	idx := r.nbeats()
+	r.beats = append(r.beats, b)
+	if now := r.clock.Now(); b.Kind == BeatMark || !now.Equal(r.spinAt) {
+		r.spin, r.spinAt = 0, now
+	} else {
+		r.spin++
+	}
+	if rc := r.rec; rc != nil {
+		if rc.tally == nil {
+			rc.at(r, p)
+		} else if len(r.beats) >= foldEvery {
+			r.fold(len(r.beats) - 1)
+		}
+		rc.maxSpin = max(rc.maxSpin, r.spin)
+		// The one use of the wall clock in a run: to scale the hang detector, and to show progress.
+		now := time.Now()
+		rc.maxGap, r.lastWall = max(rc.maxGap, now.Sub(r.lastWall)), now
+		if r.o.OnGolden != nil && now.Sub(rc.shown) >= progressEvery {
+			rc.shown = now
+			r.o.OnGolden(harness.GoldenProgress{Target: rc.name, Run: rc.no, Beats: idx, Virtual: r.clock.Now().Sub(faults.Epoch),
+				Of: rc.of, MaxBeats: r.o.MaxBeats, MaxVirtualTime: r.o.MaxVirtualTime})
+		}
+	}
+	var due *faults.Fault
+	for i := range r.sched {
+		if f := &r.sched[i]; r.fired[i] < 0 && f.Beat == idx && b.Admits(f.Kind) && f.Worker <= len(r.slots) {
+			r.fired[i] = idx
+			r.beats[len(r.beats)-1].Fault = i + 1
+			due = &r.sched[i]
+			break
+		}
+	}
+	if due != nil {
+		if p.firstFault < 0 {
+			p.firstFault = idx
+		}
+		r.lastFault = idx
+		info, _ := due.Kind.Info()
+		if until := info.End(*due, r.clock.Now()); until.After(r.quietAt) {
+			r.quietAt = until
+		}
+	}
+	switch {
+	case due != nil && isCrash(due.Kind): // the process stops here: the beat is not progress
+	case b.Kind == BeatMark:
+		p.marks++
+		p.sinceMark = 0
+	default:
+		p.sinceMark++
+		if p.marks == 0 {
+			p.toMark++
+		}
+	}
+	return idx, due
+}
+
+// spinning reports whether the run has spun past its limit (see run.spin).
+func (r *run) spinning() bool { return r.maxSpin > 0 && r.spin > r.maxSpin }
+
+// nbeats returns how many beats the run has made.
+func (r *run) nbeats() int { return len(r.prefix) + r.folded + len(r.beats) }
+
+// beat returns beat i of the run, to change it (it must not be of the shared prefix, nor
+// folded into a tally).
+func (r *run) ownBeat(i int) *Beat { return &r.beats[i-len(r.prefix)-r.folded] }
+
+// label returns the label of beat i of the run.
+func (r *run) label(i int) string {
+	if i < len(r.prefix) {
+		return r.prefix[i].Label()
+	}
+	return r.beats[i-len(r.prefix)-r.folded].Label()
+}
+
+// allBeats returns every beat of the run, the prefix's and its own, in one new slice.
+func (r *run) allBeats() []Beat {
+	if len(r.prefix) == 0 {
+		return r.beats
+	}
+	return append(r.prefix[:len(r.prefix):len(r.prefix)], r.beats...)
+}
+
+// pending reports whether a scheduled fault has yet to fire.
+func (r *run) pending() bool { return slices.Contains(r.fired, -1) }

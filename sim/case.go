@@ -308,3 +308,47 @@ func (c *Case) String() string {
 func indent(s, prefix string) string {
 	return strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
+
+// unfiredWhy says why the faults fs did not fire in a run of beats beats, whose golden run has
+// golden beats; label, if not nil, returns the label of a beat of the run.
+func unfiredWhy(fs []faults.Fault, beats, golden int, label func(int) string) string {
+	var parts []string
+	for _, f := range fs {
+		info, _ := f.Kind.Info()
+		switch {
+		case f.Beat >= beats:
+			parts = append(parts, fmt.Sprintf("%s is past the run's end (it made %d beats; the golden run makes %d)", f, beats, golden))
+		case info.Family == faults.FleetFamily && f.Worker > 0:
+			parts = append(parts, fmt.Sprintf("%s names a worker the run does not have", f))
+		case label != nil:
+			parts = append(parts, fmt.Sprintf("%s did not fire: it fires only at %s, and beat %d is %q", f, classWords[info.On], f.Beat, label(f.Beat)))
+		default:
+			parts = append(parts, fmt.Sprintf("%s did not fire: it fires only at %s, and beat %d is not one", f, classWords[info.On], f.Beat))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// classWords say which beats a class of fault fires at.
+var classWords = map[faults.Class]string{
+	faults.AnyBeat:       "any beat",
+	faults.WriteBeat:     "a write",
+	faults.SyncBeat:      "an fsync",
+	faults.ToolBeat:      "a tool call",
+	faults.ModelBeat:     "a model call",
+	faults.AsyncToolBeat: "a call of an asynchronous tool",
+}
+
+// RequireAll makes the case unknown if any of its faults did not fire, naming them: for a
+// schedule asked for explicitly (a replay), every fault of which is part of the question.
+func (c *Case) RequireAll(goldenBeats int) {
+	if len(c.Unfired) == 0 || c.Verdict.Outcome == oracle.Unknown {
+		return
+	}
+	why := c.unfiredWhy
+	if why == "" {
+		why = unfiredWhy(c.Unfired, c.Verdict.Metrics.Beats, goldenBeats, nil)
+	}
+	c.Verdict.Outcome = oracle.Unknown
+	c.Verdict.Reason = "not every fault fired: " + why
+}

@@ -24,8 +24,23 @@
 //
 // # Inside
 //
-// A run's event loop hands one baton among the threads of its processes and moves the virtual
-// clock when every thread waits (run.go); the Env a target is given is the kernel's env (env.go),
-// wrapped by package harness through internal/envlink; the world the tools act on is package
-// internal/world's; the supervisor's restart policy is supervisor.go's.
+// One concept per file:
+//
+//   - runner.go: the Runner, and a case run once, run again when it fails, and judged (Run,
+//     RunOnce, RunBare); options.go, its settings and their defaults.
+//   - golden.go: the golden run, counted and then recorded, and the check that two golden runs
+//     agree (the tally of a counted run, where two runs part, BoundError).
+//   - derive.go: crash states derived from the golden recording (the cursor kept before every
+//     golden beat, CrashState), so that a case whose first fault is a crash runs only its
+//     recovery.
+//   - beat.go: beats, what they are and what faults they admit, and their accounting: the one
+//     place where a beat is numbered, a fault fires and progress is counted (run.step).
+//   - loop.go: the event loop whole: a run's processes and threads, the baton handed among them,
+//     timers, and the virtual clock moved when every thread waits.
+//   - supervisor.go: the supervisor: how a process that failed on its own is restarted, and how
+//     many restarts a run may take.
+//   - observation.go: what a finished run hands the oracle (oracle.Observation).
+//   - case.go: a case's outcome, its trace and its text.
+//   - env.go: the kernel's side of the Env a target is given, wrapped by package harness through
+//     internal/envlink; the world the tools act on is package internal/world's.
 package sim

@@ -16,7 +16,6 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/envlink"
 	"github.com/chaoskit/chaoskit/internal/world"
-	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/spf13/afero"
 )
 
@@ -174,18 +173,6 @@ type restart struct {
 	slot *slot
 }
 
-// cursor is where a golden run stood just before a beat: enough to rebuild its disk, world,
-// clock and scheduler at that beat without running it again, and what its first process had
-// done by then, as progress is accounted.
-type cursor struct {
-	disk, world int
-	now         time.Time
-	sched       []byte // the scheduler's source
-	marks       int    // marks made before the beat (by the first process: a derived run has one)
-	sinceMark   int    // the first process's beats since its last mark
-	toMark      int    // its beats before its first mark
-}
-
 // keepsSubset reports whether s has a crash keeping a subset of what was not fsynced, for which
 // the disk must keep its pending operations (faults.KindInfo.Pending).
 func keepsSubset(s faults.Schedule) bool {
@@ -193,26 +180,6 @@ func keepsSubset(s faults.Schedule) bool {
 		info, _ := f.Kind.Info()
 		return info.NeedsPending(f)
 	})
-}
-
-// recorder watches a golden run: it records where the run stood before every beat (cursors),
-// or, for a counted run, only tallies its beats.
-type recorder struct {
-	cursors []cursor
-	tally   *tally        // set for a counted run, which keeps no cursors and no beats
-	maxSpin int           // the longest stretch of beats with the clock standing still and no mark
-	maxGap  time.Duration // the longest wall-clock time between two beats, or a start and a beat
-	// For harness.Options.OnGolden: the run's name and number, the beats it should make (0: not
-	// known), and when OnGolden was last called.
-	name  string
-	no    int
-	of    int
-	shown time.Time
-}
-
-func (rc *recorder) at(r *run, p *process) {
-	sched, _ := r.pcg.MarshalBinary()
-	rc.cursors = append(rc.cursors, cursor{r.disk.LogLen(), r.world.Changes(), r.clock.Now(), sched, p.marks, p.sinceMark, p.toMark})
 }
 
 // ending is how a run ended.
@@ -550,25 +517,6 @@ func (r *run) crashed(p *process, f faults.Fault) (ending, bool) {
 	return ending{}, false
 }
 
-// restart schedules a new process for slot s after delay, unless the restarts are used up:
-// harness.Options.MaxRestarts of those that count (those after a crash or an undisturbed failure).
-func (r *run) restart(s *slot, delay time.Duration, counts bool) (ending, bool) {
-	if counts && r.counted >= r.o.MaxRestarts {
-		r.killAll()
-		err := fmt.Errorf("gave up after %d restarts; the last process %s", r.o.MaxRestarts, ending{err: s.err, panicked: s.panicked})
-		if s.err == nil && s.panicked == "" {
-			err = fmt.Errorf("gave up after %d restarts; the last process was crashed", r.o.MaxRestarts)
-		}
-		return ending{err: err, gaveUp: true}, true
-	}
-	if counts {
-		r.counted++
-	}
-	s.done = false
-	r.restarts = append(r.restarts, restart{at: r.clock.Now().Add(delay), slot: s})
-	return ending{}, false
-}
-
 // end marks process p dead: its threads stop at their next Env call, or now if blocked.
 func (r *run) end(p *process, note string) {
 	if p.ended {
@@ -752,115 +700,6 @@ func (r *run) stuckEnding() ending {
 	return ending{err: fmt.Errorf("stuck: nothing will ever wake the run (%s)", strings.Join(waiting, "; ")), gaveUp: true}
 }
 
-// step records beat b of process p: the one place where beats are numbered, scheduled faults
-// fire and progress is accounted, for a beat a process makes and for one replayed from a golden
-// recording (Runner.derive) alike. It returns the beat's index and the fault that fires there,
-// if any: a fault fires at the beat it names, if that beat admits its kind (Beat.Admits), and
-// at no other. The caller holds r.mu, or owns r alone.
-func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
-	b.Worker, b.Attempt = p.slot.id, p.attempt
-	idx := r.nbeats()
-	r.beats = append(r.beats, b)
-	if now := r.clock.Now(); b.Kind == BeatMark || !now.Equal(r.spinAt) {
-		r.spin, r.spinAt = 0, now
-	} else {
-		r.spin++
-	}
-	if rc := r.rec; rc != nil {
-		if rc.tally == nil {
-			rc.at(r, p)
-		} else if len(r.beats) >= foldEvery {
-			r.fold(len(r.beats) - 1)
-		}
-		rc.maxSpin = max(rc.maxSpin, r.spin)
-		// The one use of the wall clock in a run: to scale the hang detector, and to show progress.
-		now := time.Now()
-		rc.maxGap, r.lastWall = max(rc.maxGap, now.Sub(r.lastWall)), now
-		if r.o.OnGolden != nil && now.Sub(rc.shown) >= progressEvery {
-			rc.shown = now
-			r.o.OnGolden(harness.GoldenProgress{Target: rc.name, Run: rc.no, Beats: idx, Virtual: r.clock.Now().Sub(faults.Epoch),
-				Of: rc.of, MaxBeats: r.o.MaxBeats, MaxVirtualTime: r.o.MaxVirtualTime})
-		}
-	}
-	var due *faults.Fault
-	for i := range r.sched {
-		if f := &r.sched[i]; r.fired[i] < 0 && f.Beat == idx && b.Admits(f.Kind) && f.Worker <= len(r.slots) {
-			r.fired[i] = idx
-			r.beats[len(r.beats)-1].Fault = i + 1
-			due = &r.sched[i]
-			break
-		}
-	}
-	if due != nil {
-		if p.firstFault < 0 {
-			p.firstFault = idx
-		}
-		r.lastFault = idx
-		info, _ := due.Kind.Info()
-		if until := info.End(*due, r.clock.Now()); until.After(r.quietAt) {
-			r.quietAt = until
-		}
-	}
-	switch {
-	case due != nil && isCrash(due.Kind): // the process stops here: the beat is not progress
-	case b.Kind == BeatMark:
-		p.marks++
-		p.sinceMark = 0
-	default:
-		p.sinceMark++
-		if p.marks == 0 {
-			p.toMark++
-		}
-	}
-	return idx, due
-}
-
-// foldEvery is how many beats a counted golden run holds before it adds them to its tally.
-const foldEvery = 256
-
-// fold adds the first n beats the run holds to its tally, and drops them. A beat is added once
-// the next is made: only the last beat made can still change (Env.lease marks it refused).
-func (r *run) fold(n int) {
-	t := r.rec.tally
-	for i := range n {
-		t.add(&r.beats[i])
-	}
-	r.folded += n
-	r.beats = append(r.beats[:0], r.beats[n:]...)
-	if t.diverged >= 0 {
-		r.halted = true // the third golden run has found where it parts: it goes no further
-	}
-}
-
-// spinning reports whether the run has spun past its limit (see run.spin).
-func (r *run) spinning() bool { return r.maxSpin > 0 && r.spin > r.maxSpin }
-
-// nbeats returns how many beats the run has made.
-func (r *run) nbeats() int { return len(r.prefix) + r.folded + len(r.beats) }
-
-// beat returns beat i of the run, to change it (it must not be of the shared prefix, nor
-// folded into a tally).
-func (r *run) ownBeat(i int) *Beat { return &r.beats[i-len(r.prefix)-r.folded] }
-
-// label returns the label of beat i of the run.
-func (r *run) label(i int) string {
-	if i < len(r.prefix) {
-		return r.prefix[i].Label()
-	}
-	return r.beats[i-len(r.prefix)-r.folded].Label()
-}
-
-// allBeats returns every beat of the run, the prefix's and its own, in one new slice.
-func (r *run) allBeats() []Beat {
-	if len(r.prefix) == 0 {
-		return r.beats
-	}
-	return append(r.prefix[:len(r.prefix):len(r.prefix)], r.beats...)
-}
-
-// pending reports whether a scheduled fault has yet to fire.
-func (r *run) pending() bool { return slices.Contains(r.fired, -1) }
-
 // crashRand returns the random source for the crash at beat: a function of the seed and the
 // beat only, so that a derived crash state equals a re-run one.
 func (r *run) crashRand(beat int) *rand.Rand {
@@ -877,127 +716,9 @@ func (r *run) note(beat int, s string) {
 	r.notes[beat] = s
 }
 
-// attempts describes the run's processes for the oracle.
-func (r *run) attempts() []oracle.Attempt {
-	out := make([]oracle.Attempt, len(r.procs))
-	for i, p := range r.procs {
-		out[i] = oracle.Attempt{First: p.attempt < len(r.slots), Crashed: p.crashed, Failed: p.failed,
-			Marks: p.marks, SinceMark: p.sinceMark, ToFirstMark: p.toMark}
-	}
-	r.freezes(out)
-	return out
-}
-
-// freezes fills in each attempt's pauses by lease faults, read from the run's beats: the beat a
-// lease fault fired at in the process, the first beat it made after, and whether a tool call of
-// its own was applied from then to its next mark.
-// A look-up (Env.Lookup) is a read, not a call acting again.
-func (r *run) freezes(attempts []oracle.Attempt) {
-	var beats []Beat
-	for f, i := range r.fired {
-		if i < 0 || r.sched[f].Kind != faults.Lease {
-			continue
-		}
-		if beats == nil {
-			beats = r.allBeats()
-		}
-		b := beats[i]
-		fz := oracle.Freeze{At: i, Woke: -1}
-		for j := i + 1; j < len(beats); j++ {
-			later := beats[j]
-			if later.Attempt != b.Attempt {
-				continue
-			}
-			if fz.Woke < 0 {
-				fz.Woke = j
-			}
-			if later.Kind == BeatMark {
-				break
-			}
-			fz.Acted = fz.Acted || later.Kind == BeatToolApplied && later.Ref == ""
-		}
-		attempts[b.Attempt].Frozen = append(attempts[b.Attempt].Frozen, fz)
-	}
-}
-
-// observe turns a finished run into what the oracle reads.
-func (r *run) observe(x ending, stater harness.Stater, trace bool) *oracle.Observation {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.world.Settle() // effects still on their way land, as they would after the run
-	obs := &oracle.Observation{
-		Beats:      r.nbeats(),
-		Attempts:   r.attempts(),
-		Effects:    r.world.Effects(),
-		ModelCalls: r.world.Models(),
-	}
-	obs.PrefixMarks = r.prefixMarks
-	for j, b := range r.beats {
-		if b.Kind == BeatMark && (b.Fault == 0 || !isCrash(r.sched[b.Fault-1].Kind)) { // a crash at a mark stops it; a freeze delays it
-			obs.Marks = append(obs.Marks, oracle.Mark{Beat: len(r.prefix) + r.folded + j, Label: b.Name, Attempt: b.Attempt})
-		}
-		if trace {
-			obs.Trace = append(obs.Trace, b.Label())
-		}
-	}
-	obs.Unrecoverable = r.disk.Flips() > 0
-	switch {
-	case x.stopped != nil:
-		obs.Undecided = x.String()
-		return obs
-	case x.hung != "":
-		obs.Undecided = x.hung
-		return obs
-	case x.over && r.spinning():
-		obs.Err = fmt.Sprintf("spins: %d beats in a row with the virtual clock standing still and no progress mark (the golden run's longest such stretch is %d): a livelock, such as a retry loop that never waits (a wait on the wall clock, time.Sleep or time.sleep or a library's own retry loop, is one the virtual clock cannot see: wait with env.Sleep, or the client's sleep)", r.spin, r.goldenSpin)
-	case x.over:
-		obs.Err = fmt.Sprintf("no end in sight: %d beats without completing; a livelock, or a restart that never gets anywhere", r.nbeats())
-	case x.panicked != "":
-		obs.Err = "the last process panicked: " + x.panicked + because(x.why)
-		obs.Stopped = true
-	case x.gaveUp:
-		obs.Err = x.err.Error()
-	case errors.Is(x.err, harness.ErrRefused):
-		obs.Err, obs.Refused = "the last process refused to go on: "+x.err.Error(), true
-		obs.Stopped = true
-	case x.err != nil:
-		obs.Err = "the last process failed: " + x.err.Error() + because(x.why)
-		obs.Stopped = true
-	default:
-		obs.Completed = true
-		obs.Result = x.result
-	}
-	if stater != nil && obs.Completed {
-		obs.State, obs.StateErr = readState(stater, r.disk)
-	}
-	return obs
-}
-
-// because appends why the supervisor gave up, if it did, to a failure's text.
-func because(why string) string {
-	if why == "" {
-		return ""
-	}
-	return "; " + why
-}
-
 func isCrash(k faults.Kind) bool {
 	info, _ := k.Info()
 	return info.Crash()
-}
-
-// readState reads a target's durable state, turning a panic into an error.
-func readState(s harness.Stater, fsys afero.Fs) (state any, errText string) {
-	defer func() {
-		if p := recover(); p != nil {
-			errText = fmt.Sprintf("State panicked: %v", p)
-		}
-	}()
-	st, err := s.State(fsys)
-	if err != nil {
-		return nil, err.Error()
-	}
-	return st, ""
 }
 
 // panicSite returns " (at func file:line)" for the frame that panicked, from a stack trace:
@@ -1027,5 +748,10 @@ func panicSite(stack []byte) string {
 	return ""
 }
 
-// errGolden wraps every failure of a golden run.
-var errGolden = errors.New("golden run")
+// startAll starts a process for every worker and runs them to the end.
+func (r *run) startAll() ending {
+	for _, s := range r.slots {
+		r.start(s)
+	}
+	return r.loop()
+}

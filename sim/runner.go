@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,9 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/afero"
 )
-
-// ErrNondeterministic is wrapped by NewRunner's error when two golden runs of a target differ.
-var ErrNondeterministic = errors.New("target is not deterministic")
 
 // ErrInterrupted is wrapped, with the context's cause, by the error of a golden run that a
 // Runner's context stopped (NewRunnerContext).
@@ -47,38 +43,6 @@ type Runner struct {
 	goldens map[int]*Golden // by number of workers
 	buffers sync.Pool       // of *[]Beat: see buffer
 }
-
-// Golden is a recorded golden run: the target run to completion without faults, with every beat
-// and the disk, world and clock before each, so that a crash state at any beat can be rebuilt.
-// It is read-only.
-type Golden struct {
-	r   *run
-	obs *oracle.Observation
-	err error
-
-	tearOnce sync.Once
-	tearable [][]bool // by beat, by tearModes: Disk.Tearable at the beat
-
-	maxGap time.Duration // the longest wall-clock time between two beats in either golden run
-
-	repeatedOnce sync.Once
-	repeated     map[string]int // what this golden run of several workers repeats (Runner.repeated)
-}
-
-// tearModes are the modes Golden.Tearable answers for: those a campaign lists only where they
-// leave the disk otherwise than a plain power loss (faults.KindInfo.Listed).
-var tearModes = func() []string {
-	var modes []string
-	for _, k := range faults.Kinds() {
-		switch k.Listed {
-		case faults.WhereModesDiffer:
-			modes = append(modes, k.Modes...)
-		case faults.PlainAndWhereModesDiffer:
-			modes = append(modes, k.Modes[1:]...)
-		}
-	}
-	return modes
-}()
 
 // NewRunner records the golden run of the target that newTarget builds, and checks that a
 // second one does the same. newTarget is called once per process (the golden runs' included,
@@ -161,23 +125,6 @@ func (rn *Runner) replicas(s faults.Schedule) int {
 	return rn.o.Replicas
 }
 
-// Golden returns the golden run that schedule s is judged against: with harness.Options.Replicas
-// workers, or FleetReplicas when s holds a fleet fault. It records that golden run (twice, to
-// check that it is deterministic) the first time, and returns the error NewRunner would.
-func (rn *Runner) Golden(s faults.Schedule) (*Golden, error) {
-	n := rn.replicas(s)
-	rn.mu.Lock()
-	defer rn.mu.Unlock()
-	g, ok := rn.goldens[n]
-	if !ok {
-		g = rn.record(n)
-		if !errors.Is(g.err, ErrInterrupted) {
-			rn.goldens[n] = g
-		}
-	}
-	return g, g.err
-}
-
 // Err returns nil while the Runner's context (NewRunnerContext) is not done, and then an error
 // wrapping ErrInterrupted and the context's cause.
 func (rn *Runner) Err() error {
@@ -187,147 +134,6 @@ func (rn *Runner) Err() error {
 	return fmt.Errorf("%w: %w", ErrInterrupted, context.Cause(rn.ctx))
 }
 
-// record records the golden run with n workers: counted, then recorded, then compared (see
-// NewRunner).
-func (rn *Runner) record(n int) *Golden {
-	name := rn.o.Name
-	if n > 1 {
-		name = fmt.Sprintf("%s with %d workers", rn.o.Name, n)
-	}
-	first, obs1, err := rn.goldenRun(n, name, 1, newTally(nil), 0)
-	if err != nil {
-		return &Golden{err: err}
-	}
-	if obs1.Beats == 0 {
-		return &Golden{err: fmt.Errorf("%s: %w made no beat: chaoskit saw nothing it did, so no fault can reach it. A target must do its I/O through the Env it is given (env.FS() for files, env.Call for tools, env.Model, env.Sleep, env.Mark), not through os or the network directly", name, errGolden)}
-	}
-	if obs1.StateErr != "" {
-		return &Golden{err: fmt.Errorf("%s: the golden run's state cannot be read back (every case would fail same-state): %s", name, obs1.StateErr)}
-	}
-	r, obs, err := rn.goldenRun(n, name, 2, nil, obs1.Beats)
-	var bound *BoundError
-	if err != nil && !errors.As(err, &bound) { // past a bound where the first ended: they part
-		return &Golden{err: err}
-	}
-	why, err := rn.compare(first, obs1, r, obs, n, name)
-	switch {
-	case err != nil:
-		return &Golden{err: err}
-	case why != "":
-		return &Golden{err: fmt.Errorf("%s: %w: %s", name, ErrNondeterministic, why)}
-	}
-	return &Golden{r: r, obs: obs, maxGap: max(first.rec.maxGap, r.rec.maxGap)}
-}
-
-// compare compares the counted golden run first (observed as a) with the recorded one r (b; nil
-// if r reached a bound), and says how they differ, or returns "". It runs a third golden run
-// when the first's tally cannot say where they part, and returns its error if it is interrupted.
-func (rn *Runner) compare(first *run, a *oracle.Observation, r *run, b *oracle.Observation, n int, name string) (string, error) {
-	if p, parts := first.rec.tally.part(r.beats); parts {
-		if !p.window {
-			return p.String(), nil
-		}
-		return rn.third(n, name, r, b, p.String())
-	}
-	if b == nil { // the same beats, but r stopped at a bound (virtual time) that the first ended within
-		return fmt.Sprintf("the first run finished after %d beats; the second made the same beats and did not finish within the bounds", a.Beats), nil
-	}
-	v := oracle.CheckDeterministic(outcome(a, false), outcome(b, false), oracle.Options{Compare: rn.cmp})
-	if a.Completed != b.Completed || a.Err != b.Err {
-		return v[0].Detail, nil
-	}
-	var effects world.Sum
-	for _, e := range b.Effects {
-		effects.Add(e.Identity)
-	}
-	if effects != first.world.EffectSum() {
-		what := "different effects"
-		if a, b := first.world.EffectSum().N, effects.N; a != b {
-			what = fmt.Sprintf("%d and %d effects", a, b)
-		}
-		return rn.third(n, name, r, b, "two golden runs applied "+what+" (a third run agreed with the second)")
-	}
-	if len(v) > 0 {
-		return v[0].Detail, nil
-	}
-	return "", nil
-}
-
-// third runs a third golden run, counted and compared beat by beat with the recorded one r (b)
-// as it goes, to say where they part; if they do not, it returns otherwise, what is known of
-// how the first two differ.
-func (rn *Runner) third(n int, name string, r *run, b *oracle.Observation, otherwise string) (string, error) {
-	c, obs, err := rn.goldenRun(n, name, 3, newTally(r.beats), len(r.beats))
-	if err != nil {
-		return "", err
-	}
-	if t := c.rec.tally; t.diverged >= 0 {
-		p := parting{beat: t.diverged, second: t.label}
-		if t.diverged < len(r.beats) {
-			p.first = r.beats[t.diverged].Label()
-		}
-		return p.String(), nil
-	}
-	if b != nil {
-		if v := oracle.CheckDeterministic(outcome(b, true), outcome(obs, true), oracle.Options{Compare: rn.cmp}); len(v) > 0 {
-			return v[0].Detail, nil
-		}
-	}
-	return otherwise, nil
-}
-
-// outcome returns what oracle.CheckDeterministic compares of o besides its trace: how it ended,
-// its result and state, and its effects if withEffects.
-func outcome(o *oracle.Observation, withEffects bool) *oracle.Observation {
-	c := &oracle.Observation{Completed: o.Completed, Err: o.Err, Result: o.Result, State: o.State}
-	if withEffects {
-		c.Effects = o.Effects
-	}
-	return c
-}
-
-// goldenRun runs the target once without faults with the given number of workers, as golden
-// run number no of those record makes: counted if t is set (its beats go into t as they are
-// made, and none is kept), else recorded (every beat kept, with where the run stood before it).
-// of is the beats it should make, if known, for harness.Options.OnGolden. A run that reaches a bound
-// returns a *BoundError, with the run; a third run (t compared with another) returns no error
-// but its interruption.
-func (rn *Runner) goldenRun(replicas int, name string, no int, t *tally, of int) (*run, *oracle.Observation, error) {
-	o := rn.o
-	o.Replicas = replicas
-	r := newRun(rn.newTarget, &o, rn.tools, nil, o.MaxBeats)
-	r.ctx, r.maxTime = rn.ctx, o.MaxVirtualTime
-	r.rec = &recorder{tally: t, name: name, no: no, of: of}
-	switch {
-	case t == nil:
-		r.disk.StartLog()
-	case t.against == nil:
-		r.world.Counted = true
-	}
-	x := r.startAll()
-	if t != nil {
-		r.fold(len(r.beats))
-		t.end()
-	}
-	which := [...]string{2: "second ", 3: "third "}[min(no, 3)]
-	switch {
-	case x.stopped != nil:
-		return nil, nil, fmt.Errorf("%s: %s%w %w: %w", name, which, errGolden, ErrInterrupted, x.stopped)
-	case t != nil && t.against != nil:
-		return r, r.observe(x, rn.state(), false), nil
-	case x.over || x.late:
-		bound := "MaxBeats"
-		if x.late {
-			bound = "MaxVirtualTime"
-		}
-		return r, nil, &BoundError{Target: name, Bound: bound, MaxBeats: o.MaxBeats, MaxVirtualTime: o.MaxVirtualTime,
-			Beats: min(r.nbeats(), o.MaxBeats), Virtual: r.clock.Now().Sub(faults.Epoch)}
-	case x.hung != "" || x.err != nil || x.panicked != "":
-		return nil, nil, fmt.Errorf("%s: %s%w %s", name, which, errGolden, x)
-	}
-	return r, r.observe(x, rn.state(), false), nil
-}
-
 // state reads the target's durable state from fsys, with a fresh instance: State must depend on
 // the disk alone. It returns nil without a Stater.
 func (rn *Runner) state() harness.Stater {
@@ -335,44 +141,6 @@ func (rn *Runner) state() harness.Stater {
 		return nil
 	}
 	return rn.newTarget().(harness.Stater)
-}
-
-// Len returns the number of beats of the golden run.
-func (g *Golden) Len() int { return g.obs.Beats }
-
-// Elapsed returns the virtual time the golden run took.
-func (g *Golden) Elapsed() time.Duration { return g.r.clock.Now().Sub(faults.Epoch) }
-
-// Beat returns beat i of the golden run.
-func (g *Golden) Beat(i int) Beat { return g.r.beats[i] }
-
-// Trace returns the labels of the golden run's beats, in order.
-func (g *Golden) Trace() []string {
-	out := make([]string, len(g.r.beats))
-	for i, b := range g.r.beats {
-		out[i] = b.Label()
-	}
-	return out
-}
-
-// Tearable reports whether a crash of the given mode at beat k (torn's prefix or garbage,
-// power's subset) would leave the disk otherwise than a plain power loss there: whether such a
-// case tests anything.
-// It panics on a mode that neither torn nor power has. The answers for every beat and mode
-// come from one replay of the golden disk's log, the first time one is asked for.
-func (g *Golden) Tearable(k int, mode string) bool {
-	j := slices.Index(tearModes, mode)
-	if j < 0 {
-		panic(fmt.Sprintf("sim: Golden.Tearable: %q is not a mode of torn or power", mode))
-	}
-	g.tearOnce.Do(func() {
-		at := make([]int, len(g.r.rec.cursors))
-		for i, c := range g.r.rec.cursors {
-			at[i] = c.disk
-		}
-		g.tearable = g.r.disk.TearableAt(at, tearModes)
-	})
-	return g.tearable[k][j]
 }
 
 // Options returns the runner's options, with defaults filled in.
@@ -564,171 +332,6 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 		c.Beats, c.Notes = r.allBeats(), r.notes
 	}
 	return c
-}
-
-// repeated returns what golden run gold, of more workers than harness.Options.Replicas (a fleet
-// fault's), applies more often than the golden run of harness.Options.Replicas workers, each with that
-// run's count (oracle.Options.Repeated), or nil. Only what fewer workers apply too counts: an
-// effect of a worker's own (its name in the arguments) is no repeat.
-func (rn *Runner) repeated(gold *Golden) map[string]int {
-	gold.repeatedOnce.Do(func() {
-		fewer, err := rn.Golden(nil)
-		if err != nil {
-			return
-		}
-		for id, n := range gold.obs.EffectCounts() {
-			if m := fewer.obs.EffectCounts()[id]; m > 0 && n > m {
-				if gold.repeated == nil {
-					gold.repeated = map[string]int{}
-				}
-				gold.repeated[id] = m
-			}
-		}
-	})
-	return gold.repeated
-}
-
-// unfiredWhy says why the faults fs did not fire in a run of beats beats, whose golden run has
-// golden beats; label, if not nil, returns the label of a beat of the run.
-func unfiredWhy(fs []faults.Fault, beats, golden int, label func(int) string) string {
-	var parts []string
-	for _, f := range fs {
-		info, _ := f.Kind.Info()
-		switch {
-		case f.Beat >= beats:
-			parts = append(parts, fmt.Sprintf("%s is past the run's end (it made %d beats; the golden run makes %d)", f, beats, golden))
-		case info.Family == faults.FleetFamily && f.Worker > 0:
-			parts = append(parts, fmt.Sprintf("%s names a worker the run does not have", f))
-		case label != nil:
-			parts = append(parts, fmt.Sprintf("%s did not fire: it fires only at %s, and beat %d is %q", f, classWords[info.On], f.Beat, label(f.Beat)))
-		default:
-			parts = append(parts, fmt.Sprintf("%s did not fire: it fires only at %s, and beat %d is not one", f, classWords[info.On], f.Beat))
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
-// classWords say which beats a class of fault fires at.
-var classWords = map[faults.Class]string{
-	faults.AnyBeat:       "any beat",
-	faults.WriteBeat:     "a write",
-	faults.SyncBeat:      "an fsync",
-	faults.ToolBeat:      "a tool call",
-	faults.ModelBeat:     "a model call",
-	faults.AsyncToolBeat: "a call of an asynchronous tool",
-}
-
-// RequireAll makes the case unknown if any of its faults did not fire, naming them: for a
-// schedule asked for explicitly (a replay), every fault of which is part of the question.
-func (c *Case) RequireAll(goldenBeats int) {
-	if len(c.Unfired) == 0 || c.Verdict.Outcome == oracle.Unknown {
-		return
-	}
-	why := c.unfiredWhy
-	if why == "" {
-		why = unfiredWhy(c.Unfired, c.Verdict.Metrics.Beats, goldenBeats, nil)
-	}
-	c.Verdict.Outcome = oracle.Unknown
-	c.Verdict.Reason = "not every fault fired: " + why
-}
-
-// startAll starts a process for every worker and runs them to the end.
-func (r *run) startAll() ending {
-	for _, s := range r.slots {
-		r.start(s)
-	}
-	return r.loop()
-}
-
-// derivable reports whether a case whose first fault is f can start from a crash state
-// derived from the golden recording: f is a crash within the golden run, and the one worker's
-// process is all there is to crash.
-func (rn *Runner) derivable(f faults.Fault, replicas, goldenBeats int) bool {
-	return !rn.o.NoDerive && !rn.limits.NoDerive && replicas == 1 && f.Beat < goldenBeats && isCrash(f.Kind)
-}
-
-// derive puts r where a run crashed by f at beat f.Beat stands, from the golden recording g:
-// the golden prefix is what the first process did, because the target is deterministic, so its
-// beats are replayed through the same accounting a live beat goes through, and f fires at the
-// last of them. It returns true if the crash ends the run.
-func (rn *Runner) derive(r *run, g *run, f faults.Fault) (ending, bool) {
-	k := f.Beat
-	at := g.rec.cursors[k]
-	r.clock = faults.NewClock(at.now)
-	r.disk = g.disk.Replay(at.disk, faults.DiskOptions{Now: r.clock.Now, Sector: rn.o.Sector, Pending: keepsSubset(r.sched)})
-	r.world = g.world.Replay(at.world)
-	if err := r.pcg.UnmarshalBinary(at.sched); err != nil {
-		panic(err) // it was marshalled by the same type
-	}
-	// The golden prefix is what the first process did: shared, not copied, with its progress as
-	// the recording accounted it; beat k, at which f fires, goes through step as a live beat.
-	r.prefix = g.beats[:k]
-	p := r.newProcess(r.slots[0])
-	p.start, p.marks, p.sinceMark, p.toMark = 0, at.marks, at.sinceMark, at.toMark
-	r.prefixMarks = at.marks
-	r.step(p, g.beats[k])
-	return r.crashed(p, f)
-}
-
-// Recovery returns the beats at which a process restarted after a kill at beat k of the golden
-// run recovers: from its first beat up to its first mark, and the beat after that mark (every
-// beat it makes, if it makes no mark), numbered as a case under kill@k numbers them. A power cut
-// at one of them lands while the recovery builds on what the killed process left in the page
-// cache; the one after the mark, which a power cut at the mark itself precedes, asks whether
-// what the recovery declared durable is. It needs one worker, and returns nil if k is not a beat
-// of the golden run or the case has no restart.
-func (rn *Runner) Recovery(k int) []int {
-	g, err := rn.Golden(nil)
-	if err != nil || k < 0 || k >= g.Len() || rn.o.Replicas != 1 {
-		return nil
-	}
-	beats := rn.Beats(faults.Schedule{{Kind: faults.Kill, Beat: k}}, 1)
-	var out []int
-	for i := k + 1; i < len(beats); i++ {
-		b := beats[i]
-		if b.Attempt != 1 {
-			break
-		}
-		out = append(out, i)
-		if b.Kind == BeatMark {
-			if i+1 < len(beats) && beats[i+1].Attempt == 1 {
-				out = append(out, i+1)
-			}
-			break
-		}
-	}
-	return out
-}
-
-// Beats returns the beats of the run of schedule s without its faults from the n-th on (n
-// from 0), with the workers s runs with, numbered as the case under s numbers them: the case
-// under s makes the same beats up to the one its n-th fault fires at, so they say where that
-// fault can fire (Beat.Admits). It panics on a schedule that ParseSchedule would refuse.
-func (rn *Runner) Beats(s faults.Schedule, n int) []Beat {
-	if err := s.Validate(); err != nil {
-		panic("sim: Runner.Beats: " + err.Error())
-	}
-	return rn.runCaseAs(s[:n], s, true).Beats
-}
-
-// CrashState returns the durable state the target would find on restarting after crash fault
-// f (kill, power, torn or corrupt) at beat f.Beat of the golden run: what a restarted process
-// reads, without running it. The target must implement Stater and run with one worker.
-func (rn *Runner) CrashState(f faults.Fault) (any, error) {
-	g, _ := rn.Golden(nil)
-	switch {
-	case !rn.stater:
-		return nil, fmt.Errorf("%s does not implement harness.Stater", rn.o.Name)
-	case !isCrash(f.Kind):
-		return nil, fmt.Errorf("CrashState: %s is not a crash", f)
-	case f.Beat < 0 || f.Beat >= g.Len():
-		return nil, fmt.Errorf("CrashState: beat %d is outside the golden run's %d beats", f.Beat, g.Len())
-	case rn.o.Replicas != 1:
-		return nil, fmt.Errorf("CrashState: only with one worker (Options.Replicas is %d)", rn.o.Replicas)
-	}
-	r := newRun(rn.newTarget, &rn.o, rn.tools, faults.Schedule{f}, 0)
-	rn.derive(r, g.r, f)
-	return rn.state().State(r.disk)
 }
 
 // RunBare runs the target once, uninterrupted, outside any campaign: its processes use fsys

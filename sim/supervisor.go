@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/chaoskit/chaoskit/harness"
 )
@@ -61,4 +62,23 @@ func (r *run) progressed(p *process) bool {
 		}
 	}
 	return false
+}
+
+// restart schedules a new process for slot s after delay, unless the restarts are used up:
+// harness.Options.MaxRestarts of those that count (those after a crash or an undisturbed failure).
+func (r *run) restart(s *slot, delay time.Duration, counts bool) (ending, bool) {
+	if counts && r.counted >= r.o.MaxRestarts {
+		r.killAll()
+		err := fmt.Errorf("gave up after %d restarts; the last process %s", r.o.MaxRestarts, ending{err: s.err, panicked: s.panicked})
+		if s.err == nil && s.panicked == "" {
+			err = fmt.Errorf("gave up after %d restarts; the last process was crashed", r.o.MaxRestarts)
+		}
+		return ending{err: err, gaveUp: true}, true
+	}
+	if counts {
+		r.counted++
+	}
+	s.done = false
+	r.restarts = append(r.restarts, restart{at: r.clock.Now().Add(delay), slot: s})
+	return ending{}, false
 }
