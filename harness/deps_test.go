@@ -27,7 +27,7 @@ func TestLibraryLinksNoTestingCode(t *testing.T) {
 }
 
 // Package harness is the API a target is written against: it links nothing of what judges or
-// runs a target. (It cannot import package sim or internal/world, which import it; the oracle
+// runs a target. (It cannot import package sim or sim/internal/world, which import it; the oracle
 // and the campaigns import nothing of it, so only this test keeps them out.) The kernel reaches
 // it through internal/envlink alone.
 func TestHarnessLinksNoKernel(t *testing.T) {

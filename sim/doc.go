@@ -42,5 +42,5 @@
 //   - observation.go: what a finished run hands the oracle (oracle.Observation).
 //   - case.go: a case's outcome, its trace and its text.
 //   - env.go: the kernel's side of the Env a target is given, wrapped by package harness through
-//     internal/envlink; the world the tools act on is package internal/world's.
+//     internal/envlink; the world the tools act on is package sim/internal/world's.
 package sim

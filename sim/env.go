@@ -10,7 +10,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
-	"github.com/chaoskit/chaoskit/internal/world"
+	"github.com/chaoskit/chaoskit/sim/internal/world"
 	"github.com/spf13/afero"
 )
 

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/internal/world"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim/internal/world"
 )
 
 // A golden run is made twice (Runner.record): first counted, keeping of its beats only how many

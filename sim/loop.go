@@ -15,7 +15,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/envlink"
-	"github.com/chaoskit/chaoskit/internal/world"
+	"github.com/chaoskit/chaoskit/sim/internal/world"
 	"github.com/spf13/afero"
 )
 
@@ -730,7 +730,7 @@ func panicSite(stack []byte) string {
 	for i := 1; i+1 < len(lines); i += 2 {
 		fn := lines[i]
 		if strings.HasPrefix(fn, "runtime") || strings.HasPrefix(fn, "panic(") || strings.HasPrefix(fn, "github.com/chaoskit/chaoskit/harness.") ||
-			strings.HasPrefix(fn, "github.com/chaoskit/chaoskit/sim.") || strings.HasPrefix(fn, "github.com/chaoskit/chaoskit/internal/world.") {
+			strings.HasPrefix(fn, "github.com/chaoskit/chaoskit/sim.") || strings.HasPrefix(fn, "github.com/chaoskit/chaoskit/sim/internal/world.") {
 			continue
 		}
 		if j := strings.LastIndexByte(fn, '('); j > 0 && !strings.HasSuffix(fn[:j], ".") {
