@@ -67,6 +67,9 @@ func ParseContract(text string) (harness.Contract, KeyAt, error) {
 		dst  *string
 	}{{wordByHeader, &k.Header}, {wordByBody, &k.Body}, {wordByArg, &k.Arg}, {wordByMeta, &k.Meta}} {
 		if place, ok := strings.CutPrefix(text, f.word); ok {
+			if place == "" {
+				return fail("want the key's place after %q", f.word)
+			}
 			*f.dst = place
 			if err := k.validate(); err != nil {
 				return fail("%v", err)
