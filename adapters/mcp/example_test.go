@@ -1,9 +1,11 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"strings"
 
 	"github.com/chaoskit/chaoskit/adapters/mcp"
 	"github.com/chaoskit/chaoskit/adapters/rest"
@@ -78,4 +80,27 @@ func ExampleParseTool() {
 	// send_email idempotent-by-key key in _meta.idempotency_key <nil>
 	// send_email=idempotent-by-meta:idempotency_key
 	// tool "send_email=idempotent-by-header:Idempotency-Key": Key: idempotent-by-header is not for this front end (want idempotent-by-arg or idempotent-by-meta)
+}
+
+// The relay an agent launches as its MCP server: JSON-RPC lines on its standard input and
+// output, each relayed to the campaign's streamable HTTP endpoint (here given as URL; chaoskit
+// mcp takes it from $CHAOSKIT_MCP_URL).
+func ExampleRelay() {
+	notify, _ := mcp.ParseTool("notify=not-idempotent")
+	s, err := mcp.New(mcp.Options{Tools: []mcp.Tool{notify}, World: printer{}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"notify","arguments":{"text":"hi"}}}` + "\n")
+	var out bytes.Buffer
+	err = mcp.Relay(context.Background(), mcp.RelayOptions{URL: srv.URL + "/t/proc-2/mcp", In: in, Out: &out})
+	fmt.Print(out.String(), err, "\n")
+	// Output:
+	// process proc-2 calls notify key= args={"text":"hi"}
+	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"id\":\"notify-1\",\"replayed\":false}"}],"structuredContent":{"id":"notify-1","replayed":false}}}
+	// <nil>
 }
