@@ -174,6 +174,7 @@ type relay struct {
 
 type nopWriteCloser struct{ io.Writer }
 
+// Close leaves the writer open: Out belongs to the caller.
 func (nopWriteCloser) Close() error { return nil }
 
 // cancel aborts the POST of the call a notifications/cancelled's params name.

@@ -232,12 +232,14 @@ type dropWriter struct {
 	ex *exchange
 }
 
+// WriteHeader writes the status unless the exchange is dropped.
 func (d *dropWriter) WriteHeader(code int) {
 	if !d.ex.dropped.Load() {
 		d.ResponseWriter.WriteHeader(code)
 	}
 }
 
+// Write writes p unless the exchange is dropped.
 func (d *dropWriter) Write(p []byte) (int, error) {
 	if d.ex.dropped.Load() {
 		return len(p), nil
@@ -245,6 +247,7 @@ func (d *dropWriter) Write(p []byte) (int, error) {
 	return d.ResponseWriter.Write(p)
 }
 
+// Flush flushes unless the exchange is dropped.
 func (d *dropWriter) Flush() {
 	if !d.ex.dropped.Load() {
 		_ = http.NewResponseController(d.ResponseWriter).Flush()

@@ -36,6 +36,7 @@ type KeyReusedError struct {
 	FirstArgs, NewArgs json.RawMessage
 }
 
+// Error returns Stripe's text for a reused key.
 func (e *KeyReusedError) Error() string {
 	return fmt.Sprintf("Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '%s' if you meant to execute a different request.", e.Key)
 }
@@ -67,6 +68,7 @@ const (
 
 var outcomeNames = [...]string{"applied", "transient", "ambiguous", "fenced", "key-reused", "late", "failed"}
 
+// String returns the outcome's name, e.g. "ambiguous".
 func (o Outcome) String() string {
 	if o >= 0 && int(o) < len(outcomeNames) {
 		return outcomeNames[o]
