@@ -377,11 +377,11 @@ func notOfCampaign(st *JournalState, e entry) error {
 	return fmt.Errorf("the journal holds case %s (index %d), which this campaign does not have there: did the target change since the journal was written?", id, e.index)
 }
 
-// RestartText writes a restart policy (harness.Options.RestartFailed) as reports and the
+// RestartText writes a restart policy (sim.Options.RestartFailed) as reports and the
 // command line do: "" for always, "never", or the count.
 func RestartText(policy int) string {
 	switch {
-	case policy == harness.RestartNever:
+	case policy == sim.RestartNever:
 		return "never"
 	case policy > 0:
 		return strconv.Itoa(policy)
@@ -393,9 +393,9 @@ func RestartText(policy int) string {
 func ParseRestart(text string) (int, error) {
 	switch text {
 	case "", "always":
-		return harness.RestartAlways, nil
+		return sim.RestartAlways, nil
 	case "never":
-		return harness.RestartNever, nil
+		return sim.RestartNever, nil
 	}
 	n, err := strconv.Atoi(text)
 	if err != nil || n <= 0 {

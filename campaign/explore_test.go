@@ -23,7 +23,7 @@ func agent(v reference.Variant) func() harness.Target {
 	return func() harness.Target { return reference.New(v, reference.Onboarding()) }
 }
 
-func newRunner(t testing.TB, newTarget func() harness.Target, opts harness.Options) *sim.Runner {
+func newRunner(t testing.TB, newTarget func() harness.Target, opts sim.Options) *sim.Runner {
 	t.Helper()
 	rn, err := sim.NewRunner(newTarget, opts)
 	if err != nil {
@@ -97,7 +97,7 @@ func (o *orders) Run(ctx context.Context, env *harness.Env) (any, error) {
 // no-duplicate-effects and bounded-work-lost catch. Its golden runs agree (each starts from a
 // fresh instance), and cases run on several workers at once share nothing (go test -race).
 func TestProgressInMemoryIsCaughtNotRefused(t *testing.T) {
-	rn := newRunner(t, harness.Fresh(orders{}), harness.Options{Name: "orders"})
+	rn := newRunner(t, harness.Fresh(orders{}), sim.Options{Name: "orders"})
 	cases := explore(t, rn, campaign.Options{Faults: []faults.Kind{faults.Kill}, Workers: 4})
 	caught, redone := 0, 0
 	for _, c := range cases {
@@ -125,7 +125,7 @@ func TestProgressInMemoryIsCaughtNotRefused(t *testing.T) {
 // campaign are Draw's, picked from a source seeded by Options.Seed, and a switch fault names
 // its worker as often as not.
 func TestOneRandomEngine(t *testing.T) {
-	rn := newRunner(t, agent(reference.Correct), harness.Options{})
+	rn := newRunner(t, agent(reference.Correct), sim.Options{})
 	o := campaign.Options{Mode: campaign.Random, Cases: 200, Faults: []faults.Kind{faults.Kill, faults.Switch, faults.DiskFull}}
 	o.Seed = 3
 	scheds, err := campaign.Schedules(rn, o)
@@ -161,7 +161,7 @@ func TestOneRandomEngine(t *testing.T) {
 // variant that never fsyncs its directories, which loses its log's directory entry; and, at
 // every beat where something not fsynced could survive, a power loss keeping a subset of it.
 func ExampleExplore() {
-	rn, err := sim.NewRunner(agent(reference.NoDirsync), harness.Options{Name: "no-dirsync"})
+	rn, err := sim.NewRunner(agent(reference.NoDirsync), sim.Options{Name: "no-dirsync"})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -20,7 +20,7 @@ import (
 func TestCampaignFaultsFireWhereTheyAreWritten(t *testing.T) {
 	rn, err := sim.NewRunner(func() harness.Target {
 		return reference.New(reference.AmbiguousAsFailed, reference.Onboarding())
-	}, harness.Options{Name: "reference/ambiguous-as-failed"})
+	}, sim.Options{Name: "reference/ambiguous-as-failed"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // Identity is what decides a campaign's report besides its targets' code and its seed: the
@@ -26,14 +26,14 @@ type Identity struct {
 	Cases    int // Options.Cases
 	Depth    int // Options.Depth
 	Shard    reports.Shard
-	Restart  int             // harness.Options.RestartFailed
-	Backoff  harness.Backoff // harness.Options.RestartBackoff; the zero value is the default
-	// MaxBeats and MaxVirtualTime are harness.Options': the bounds of the golden runs, 0 for the
+	Restart  int         // sim.Options.RestartFailed
+	Backoff  sim.Backoff // sim.Options.RestartBackoff; the zero value is the default
+	// MaxBeats and MaxVirtualTime are sim.Options': the bounds of the golden runs, 0 for the
 	// defaults. They change no case, only whether a golden run is accepted, but a resumed run
 	// and a replay must accept the same golden runs.
 	MaxBeats       int
 	MaxVirtualTime time.Duration
-	// FSModel is harness.Options': the filesystem persistence model power and torn crashes follow;
+	// FSModel is sim.Options': the filesystem persistence model power and torn crashes follow;
 	// the zero value is the default, posix.
 	FSModel faults.FSModel
 }
@@ -52,10 +52,10 @@ func (c *Campaign) Identity() Identity {
 	if o.Mode == Exhaustive && o.Depth > 1 {
 		id.Depth = o.Depth
 	}
-	if o.MaxBeats != harness.DefaultMaxBeats {
+	if o.MaxBeats != sim.DefaultMaxBeats {
 		id.MaxBeats = o.MaxBeats
 	}
-	if o.MaxVirtualTime != harness.DefaultMaxVirtualTime {
+	if o.MaxVirtualTime != sim.DefaultMaxVirtualTime {
 		id.MaxVirtualTime = o.MaxVirtualTime
 	}
 	for _, t := range c.Targets {
@@ -74,13 +74,13 @@ func (id Identity) Options() reports.Options {
 	for _, k := range id.Faults {
 		o.Faults = append(o.Faults, string(k))
 	}
-	if b := id.Backoff; b != (harness.Backoff{}) && b != harness.DefaultBackoff {
+	if b := id.Backoff; b != (sim.Backoff{}) && b != sim.DefaultBackoff {
 		o.RestartBackoff = b.String()
 	}
-	if id.MaxBeats > 0 && id.MaxBeats != harness.DefaultMaxBeats {
+	if id.MaxBeats > 0 && id.MaxBeats != sim.DefaultMaxBeats {
 		o.MaxBeats = id.MaxBeats
 	}
-	if d := id.MaxVirtualTime; d > 0 && d != harness.DefaultMaxVirtualTime {
+	if d := id.MaxVirtualTime; d > 0 && d != sim.DefaultMaxVirtualTime {
 		o.MaxVirtualTime = d.String()
 	}
 	o.FSModel = FSModelText(id.FSModel)
@@ -145,16 +145,16 @@ func (id *Identity) parseCaseParams(o reports.Options) error {
 		return fmt.Errorf("restart: %w", err)
 	}
 	if o.RestartBackoff != "" {
-		if id.Backoff, err = harness.ParseBackoff(o.RestartBackoff); err != nil {
+		if id.Backoff, err = sim.ParseBackoff(o.RestartBackoff); err != nil {
 			return fmt.Errorf("restart-backoff: %w", err)
 		}
 	}
 	if id.MaxBeats = o.MaxBeats; id.MaxBeats < 0 {
-		return fmt.Errorf("max-beats %d: want 1 or more (leave it out for the default, %d)", o.MaxBeats, harness.DefaultMaxBeats)
+		return fmt.Errorf("max-beats %d: want 1 or more (leave it out for the default, %d)", o.MaxBeats, sim.DefaultMaxBeats)
 	}
 	if o.MaxVirtualTime != "" {
 		if id.MaxVirtualTime, err = time.ParseDuration(o.MaxVirtualTime); err != nil || id.MaxVirtualTime <= 0 {
-			return fmt.Errorf("max-virtual-time %q: want a positive duration, such as 720h (leave it out for the default, %s)", o.MaxVirtualTime, harness.DefaultMaxVirtualTime)
+			return fmt.Errorf("max-virtual-time %q: want a positive duration, such as 720h (leave it out for the default, %s)", o.MaxVirtualTime, sim.DefaultMaxVirtualTime)
 		}
 	}
 	if m, err := faults.ParseFSModel(o.FSModel); err != nil {
@@ -190,7 +190,7 @@ func (id Identity) ReplayFlags() string {
 }
 
 // ApplyCase sets the parameters of o that decide how a case runs (see ParseCaseParams).
-func (id Identity) ApplyCase(o *harness.Options) {
+func (id Identity) ApplyCase(o *sim.Options) {
 	o.RestartFailed, o.RestartBackoff = id.Restart, id.Backoff
 	o.MaxBeats, o.MaxVirtualTime = id.MaxBeats, id.MaxVirtualTime
 	o.FSModel = id.FSModel

@@ -8,8 +8,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 	"pgregory.net/rapid"
 )
 
@@ -21,7 +21,7 @@ func TestIdentityTextRoundTrips(t *testing.T) {
 			Targets: []string{rapid.SampledFrom([]string{"reference", "orders"}).Draw(t, "target")},
 			Mode:    campaign.Mode(rapid.IntRange(0, 1).Draw(t, "mode")),
 			Cases:   rapid.IntRange(0, campaign.MaxCases).Draw(t, "cases"),
-			Restart: rapid.SampledFrom([]int{harness.RestartAlways, harness.RestartNever, 3}).Draw(t, "restart"),
+			Restart: rapid.SampledFrom([]int{sim.RestartAlways, sim.RestartNever, 3}).Draw(t, "restart"),
 		}
 		for _, i := range rapid.SliceOfNDistinct(rapid.IntRange(0, len(kinds)-1), 1, 4, rapid.ID[int]).Draw(t, "kinds") {
 			id.Faults = append(id.Faults, kinds[i])
@@ -31,7 +31,7 @@ func TestIdentityTextRoundTrips(t *testing.T) {
 			id.Shard = reports.Shard{I: rapid.IntRange(1, n).Draw(t, "i"), N: n}
 		}
 		if rapid.Bool().Draw(t, "backoff") {
-			id.Backoff = harness.Backoff{Initial: time.Second, Max: time.Minute, Reset: time.Hour}
+			id.Backoff = sim.Backoff{Initial: time.Second, Max: time.Minute, Reset: time.Hour}
 		}
 		if rapid.Bool().Draw(t, "ext4") {
 			id.FSModel = faults.Ext4Ordered

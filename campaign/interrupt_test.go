@@ -10,6 +10,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
@@ -52,7 +53,7 @@ func TestInterruptedCampaignResumes(t *testing.T) {
 			c := newCampaign()
 			ro := campaign.RunOptions{FS: fsys, Dir: "D"}
 			if during == "golden run" {
-				c.Options.OnGolden = func(harness.GoldenProgress) { cancel(cause) }
+				c.Options.OnGolden = func(sim.GoldenProgress) { cancel(cause) }
 			} else {
 				ro.Progress = func(done, total, failed int) {
 					if done >= 2 {

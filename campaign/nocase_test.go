@@ -40,7 +40,7 @@ var smallWrites = harness.Func{RunFunc: func(ctx context.Context, env *harness.E
 // Cases, which may have left torn cases out, nor without power; callback-dup without an
 // asynchronous tool never is.
 func TestNoCase(t *testing.T) {
-	rn, err := sim.NewRunner(harness.Fresh(smallWrites), harness.Options{Name: "small"})
+	rn, err := sim.NewRunner(harness.Fresh(smallWrites), sim.Options{Name: "small"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,13 +66,13 @@ func TestNoCase(t *testing.T) {
 // placement probes a run of the schedule so far. Four such faults used to leave a later fault
 // before an earlier one and panic.
 func TestRandomPlacementKeepsManyFaultsInOrder(t *testing.T) {
-	rn, err := sim.NewRunner(agent(reference.Correct), harness.Options{Name: "reference"})
+	rn, err := sim.NewRunner(agent(reference.Correct), sim.Options{Name: "reference"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	kinds := []faults.Kind{faults.ToolTransient, faults.FsyncFail, faults.ModelError, faults.DiskFull}
 	for seed := range uint64(4) {
-		o := campaign.Options{Faults: kinds, Mode: campaign.Random, Cases: 300, MaxFaults: 4, Options: harness.Options{Seed: seed}}
+		o := campaign.Options{Faults: kinds, Mode: campaign.Random, Cases: 300, MaxFaults: 4, Options: sim.Options{Seed: seed}}
 		scheds, err := campaign.Schedules(rn, o)
 		if err != nil {
 			t.Fatal(err)
@@ -109,7 +109,7 @@ var lastWriter = harness.Func{RunFunc: func(ctx context.Context, env *harness.En
 // unless a run without it fails too: the shrunk schedule replays the failure, where a kill alone
 // would run one worker, which never fails.
 func TestShrinkKeepsAnUnfiredFleetFault(t *testing.T) {
-	rn, err := sim.NewRunner(harness.Fresh(lastWriter), harness.Options{Name: "last-writer"})
+	rn, err := sim.NewRunner(harness.Fresh(lastWriter), sim.Options{Name: "last-writer"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/sim"
 )
@@ -49,7 +48,7 @@ func ParseMode(s string) (Mode, error) {
 type Options struct {
 	// Options say how each case runs: its seed (which also seeds the random schedules), the
 	// target's workers, restarts, timeouts.
-	harness.Options
+	sim.Options
 	// Faults lists the fault kinds to explore; the default is every storage kind.
 	Faults []faults.Kind
 	// Mode chooses the schedules; the default is Exhaustive.

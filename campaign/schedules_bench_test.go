@@ -6,7 +6,6 @@ import (
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reference"
 	"github.com/chaoskit/chaoskit/sim"
 )
@@ -22,7 +21,7 @@ func BenchmarkExhaustiveSchedules(b *testing.B) {
 			opts := campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.Torn}}
 			for b.Loop() {
 				b.StopTimer()
-				rn, err := sim.NewRunner(reference.Synthetic(beats), harness.Options{})
+				rn, err := sim.NewRunner(reference.Synthetic(beats), sim.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

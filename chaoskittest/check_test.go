@@ -181,7 +181,7 @@ func ExampleCheck() {
 // Schedules lets rapid draw the schedules a Random campaign would, and shrink them: every one
 // is valid, and the correct agent survives each.
 func TestSchedulesGenerator(t *testing.T) {
-	rn, err := sim.NewRunner(agent(reference.Correct), harness.Options{})
+	rn, err := sim.NewRunner(agent(reference.Correct), sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,9 @@
 // Package harness is what a target (the harness under test) is written against: the Target and
-// the Env it runs in, the tools it declares, the options of its runs. Running it is package
-// sim's (golden runs, one case under a schedule, crash states derived from a golden recording);
-// campaigns of many cases are package campaign's; go test integration is package chaoskittest's.
-// It imports neither testing nor rapid, and registers no flag.
+// the Env it runs in, the tools it declares, and nothing else. Running it, and the settings of
+// its runs (sim.Options), are package sim's (golden runs, one case under a schedule, crash states
+// derived from a golden recording); campaigns of many cases are package campaign's; go test
+// integration is package chaoskittest's. It imports neither testing nor rapid, and registers no
+// flag.
 //
 // # The target and its Env
 //
@@ -20,8 +21,8 @@
 //
 // Time is virtual. A process's threads (its Run and those it starts with Env.Go) run one at a
 // time; when all of them wait, the clock jumps to the next thing due, so a 52-hour approval wait
-// costs nothing. Options.Replicas workers can run the target at once over one disk and world,
+// costs nothing. sim.Options.Replicas workers can run the target at once over one disk and world,
 // switching only at beats under a seeded scheduler. Cases with a fleet fault (lease, deploy,
-// switch) run with Options.FleetReplicas workers, so that a worker frozen past its lease can be
+// switch) run with sim.Options.FleetReplicas workers, so that a worker frozen past its lease can be
 // taken over.
 package harness

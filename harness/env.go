@@ -56,7 +56,7 @@ func (e *Env) FS() afero.Fs {
 }
 
 // Now returns the virtual time. It moves only when every thread of every worker waits (on
-// Sleep, a tool's or the model's latency, Await) and across restarts, by Options.RestartDelay.
+// Sleep, a tool's or the model's latency, Await) and across restarts, by sim.Options.RestartDelay.
 func (e *Env) Now() time.Time {
 	return e.k.Now()
 }
@@ -74,7 +74,7 @@ func (e *Env) Attempt() int {
 	return e.k.Attempt()
 }
 
-// Worker numbers the worker (from 0 to Options.Replicas-1) the process belongs to.
+// Worker numbers the worker (from 0 to sim.Options.Replicas-1) the process belongs to.
 func (e *Env) Worker() int {
 	return e.k.Worker()
 }

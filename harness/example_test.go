@@ -15,7 +15,7 @@ import (
 // held, as a SIGKILL would. Here the counter restarts from zero after the kill, and the restart
 // marks step 0 again: durable work done twice, or rather work that was never durable.
 func ExampleFresh() {
-	rn, err := sim.NewRunner(harness.Fresh(counter{}), harness.Options{Name: "counter"})
+	rn, err := sim.NewRunner(harness.Fresh(counter{}), sim.Options{Name: "counter"})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -59,7 +59,7 @@ func ExampleGroup() {
 			return env.Now().Sub(start).String(), nil
 		},
 	}
-	rn, err := sim.NewRunner(harness.Fresh(target), harness.Options{Name: "quotes"})
+	rn, err := sim.NewRunner(harness.Fresh(target), sim.Options{Name: "quotes"})
 	if err != nil {
 		fmt.Println(err)
 		return

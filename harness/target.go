@@ -69,8 +69,8 @@ type Limits struct {
 	// Unsupported names the fault kinds the target cannot honour, each with why, in a few words
 	// that say what would lift the limit. A case of such a kind is unknown, with that reason.
 	Unsupported map[faults.Kind]string
-	// OneWorker, if set, says why the target cannot run with more than one worker (Options.
-	// Replicas); sim.NewRunner refuses more, with that reason.
+	// OneWorker, if set, says why the target cannot run with more than one worker (sim.
+	// Options.Replicas); sim.NewRunner refuses more, with that reason.
 	OneWorker string
 }
 

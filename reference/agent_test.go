@@ -51,7 +51,7 @@ func (rn *tested) golden() *sim.Golden {
 // fsyncfail: every beat, every kind.
 func TestCorrectAgentPassesEveryStorageCase(t *testing.T) {
 	kinds := []faults.Kind{faults.Kill, faults.Power, faults.Torn, faults.DiskFull, faults.FsyncFail}
-	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 1}, Faults: kinds})
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: sim.Options{Seed: 1}, Faults: kinds})
 	cases := rn.explore(t)
 	perKind := map[faults.Kind]int{}
 	for _, c := range cases {
@@ -71,7 +71,7 @@ func TestCorrectAgentPassesEveryStorageCase(t *testing.T) {
 // Under corruption the correct agent never diverges silently: its checksums send it back to the
 // last good record and its stable keys make the redone steps harmless.
 func TestCorrectAgentSurvivesCorruption(t *testing.T) {
-	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 3}, Faults: []faults.Kind{faults.Corrupt}})
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: sim.Options{Seed: 3}, Faults: []faults.Kind{faults.Corrupt}})
 	for _, c := range rn.explore(t) {
 		if c.Verdict.Outcome != oracle.Pass {
 			t.Errorf("%s", c)
@@ -124,10 +124,10 @@ func TestRecoveryMakesDurableWhatItBuildsOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := runner(t, reference.TrustsCache, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 1}}).Run(s); !c.Breaks(oracle.Completes) || !strings.Contains(c.String(), "damaged and sound records follow it") {
+	if c := runner(t, reference.TrustsCache, reference.Onboarding(), campaign.Options{Options: sim.Options{Seed: 1}}).Run(s); !c.Breaks(oracle.Completes) || !strings.Contains(c.String(), "damaged and sound records follow it") {
 		t.Errorf("trusts-page-cache under %s:\n%s", s, c)
 	}
-	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 1}})
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: sim.Options{Seed: 1}})
 	for _, k := range []int{113, 6, 84} {
 		for _, j := range rn.Recovery(k) {
 			for _, mode := range []string{"", "subset"} {

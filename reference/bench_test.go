@@ -18,7 +18,7 @@ func correct() harness.Target { return reference.New(reference.Correct, referenc
 // bareRun runs the reference agent once, uninterrupted, on a plain afero.MemMapFs, outside
 // chaoskit.
 func bareRun(b *testing.B) {
-	if _, err := sim.RunBare(correct, afero.NewMemMapFs(), harness.Options{}); err != nil {
+	if _, err := sim.RunBare(correct, afero.NewMemMapFs(), sim.Options{}); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -26,7 +26,7 @@ func bareRun(b *testing.B) {
 // crashCases returns a runner and the schedules of one crash at every golden beat, for each
 // crash kind: the cases an exhaustive storage campaign derives from the golden run.
 func crashCases(b *testing.B, noDerive bool) (*sim.Runner, []faults.Schedule) {
-	rn, err := sim.NewRunner(correct, harness.Options{NoDerive: noDerive})
+	rn, err := sim.NewRunner(correct, sim.Options{NoDerive: noDerive})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func BenchmarkFaultLayer(b *testing.B) {
 	} {
 		b.Run(fs.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := sim.RunBare(correct, fs.new(), harness.Options{}); err != nil {
+				if _, err := sim.RunBare(correct, fs.new(), sim.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -113,7 +113,7 @@ func BenchmarkFaultLayer(b *testing.B) {
 // two beats before the end (a short recovery), and one killed at beat 2, side by side.
 func BenchmarkSynthetic(b *testing.B) {
 	newAgent := reference.Synthetic(1000)
-	rn, err := sim.NewRunner(newAgent, harness.Options{})
+	rn, err := sim.NewRunner(newAgent, sim.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func BenchmarkSynthetic(b *testing.B) {
 		name string
 		run  func()
 	}{
-		{"bare", func() { sim.RunBare(newAgent, afero.NewMemMapFs(), harness.Options{}) }},
+		{"bare", func() { sim.RunBare(newAgent, afero.NewMemMapFs(), sim.Options{}) }},
 		{"late", func() { rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: g.Len() - 2}}) }},
 		{"early", func() { rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 2}}) }},
 	} {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
 	"github.com/chaoskit/chaoskit/sim"
@@ -23,7 +22,7 @@ func TestEveryVariantIsCaughtAndShrunk(t *testing.T) {
 			continue
 		}
 		t.Run(string(info.Variant), func(t *testing.T) {
-			rn := runner(t, info.Variant, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 7}, Mode: campaign.Random, Cases: 60, Faults: info.Exposes})
+			rn := runner(t, info.Variant, reference.Onboarding(), campaign.Options{Options: sim.Options{Seed: 7}, Mode: campaign.Random, Cases: 60, Faults: info.Exposes})
 			var caught *sim.Case
 			for _, c := range rn.explore(t) {
 				if c.Failed() && slices.Contains(info.CaughtBy, c.Verdict.Violations[0].Property) {
@@ -61,7 +60,7 @@ func TestCorrectAgentSurvivesRandomFleetCases(t *testing.T) {
 	if testing.Short() {
 		cases = 1_000
 	}
-	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 1}, Mode: campaign.Random, Cases: cases, Faults: faults.FamilyKinds(faults.FleetFamily)})
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: sim.Options{Seed: 1}, Mode: campaign.Random, Cases: cases, Faults: faults.FamilyKinds(faults.FleetFamily)})
 	for _, text := range []string{"lease@113+2h,lease@122+2h", "lease@155+2h,lease@171+2h,switch@179:0", "lease@60+2h,lease@95+45s,lease@100+2h"} {
 		s, err := faults.ParseSchedule(text)
 		if err != nil {
@@ -95,7 +94,7 @@ func TestDepthTwo(t *testing.T) {
 			continue
 		}
 		t.Run(string(info.Variant), func(t *testing.T) {
-			rn := runner(t, info.Variant, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 1}, Faults: []faults.Kind{faults.Kill, faults.Power}, Depth: 2})
+			rn := runner(t, info.Variant, reference.Onboarding(), campaign.Options{Options: sim.Options{Seed: 1}, Faults: []faults.Kind{faults.Kill, faults.Power}, Depth: 2})
 			caught, pairs := 0, 0
 			for _, c := range rn.explore(t) {
 				if len(c.Schedule) == 2 {

@@ -8,16 +8,16 @@ import (
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // The correct agent passes every case of an exhaustive run over every fault kind: storage,
 // fleet (with two workers), tool, model, and the human gate that every run goes through.
 func TestCorrectAgentPassesEveryFaultKind(t *testing.T) {
-	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 2}, Faults: faults.AllKinds()})
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: sim.Options{Seed: 2}, Faults: faults.AllKinds()})
 	perKind := map[faults.Kind]int{}
 	for _, c := range rn.explore(t) {
 		perKind[c.Schedule[0].Kind]++
@@ -66,7 +66,7 @@ func TestHumanGate_RestartDuringWaitResumesFromTheSignal(t *testing.T) {
 func TestHumanGate_RejectionEndsTheRun(t *testing.T) {
 	task := reference.Onboarding()
 	task.Reject = true
-	rn := runner(t, reference.Correct, task, campaign.Options{Options: harness.Options{Seed: 4}, Faults: []faults.Kind{faults.Kill, faults.Power, faults.Deploy, faults.CallbackDup}})
+	rn := runner(t, reference.Correct, task, campaign.Options{Options: sim.Options{Seed: 4}, Faults: []faults.Kind{faults.Kill, faults.Power, faults.Deploy, faults.CallbackDup}})
 	golden := rn.Run(nil)
 	if st := golden.State.(reference.State); st.Phase != reference.Rejected || len(st.Completed) != 4 || st.InProgress {
 		t.Fatalf("rejected run: phase %s, %d steps done, in progress %v", st.Phase, len(st.Completed), st.InProgress)
@@ -84,7 +84,7 @@ var msField = regexp.MustCompile(`"duration_ms":[0-9.e+-]+,?`)
 // twice over for the same seed.
 func TestRandomFleetCampaignIsReproducible(t *testing.T) {
 	run := func() (*reports.Report, string) {
-		rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: harness.Options{Replicas: 2, Seed: 300}, Mode: campaign.Random, Cases: 300, MaxFaults: 3, Faults: faults.AllKinds()})
+		rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: sim.Options{Replicas: 2, Seed: 300}, Mode: campaign.Random, Cases: 300, MaxFaults: 3, Faults: faults.AllKinds()})
 		rep := &reports.Report{Schema: reports.Schema, Seed: 300}
 		for i, c := range rn.explore(t) {
 			rep.Cases = append(rep.Cases, campaign.Report(c, i))
@@ -133,7 +133,7 @@ func TestCorrectAgentSurvivesMidLengthLeasePauses(t *testing.T) {
 // (A review found the agent losing its run when the process that created its directories died
 // before fsyncing them and a power loss followed.)
 func TestCorrectAgentSurvivesMultiFaultSchedules(t *testing.T) {
-	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: harness.Options{Seed: 8}, Mode: campaign.Random, Cases: 400, MaxFaults: 3, Faults: append(faults.StorageKinds(), append(faults.FamilyKinds(faults.ToolFamily), faults.FamilyKinds(faults.ModelFamily)...)...)})
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: sim.Options{Seed: 8}, Mode: campaign.Random, Cases: 400, MaxFaults: 3, Faults: append(faults.StorageKinds(), append(faults.FamilyKinds(faults.ToolFamily), faults.FamilyKinds(faults.ModelFamily)...)...)})
 	for _, text := range []string{"kill@2,power@40", "kill@4,power@20", "fsyncfail@2,power@40", "fsyncfail@4,power@20", "corrupt@2,power@113,power@214"} {
 		s, err := faults.ParseSchedule(text)
 		if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/afero"
 )
 
-func bratRunner(t *testing.T, opts harness.Options) *sim.Runner {
+func bratRunner(t *testing.T, opts sim.Options) *sim.Runner {
 	t.Helper()
 	opts.Name = "brat"
 	rn, err := sim.NewRunner(func() harness.Target { return newBrat() }, opts)
@@ -33,7 +33,7 @@ var bratGolden = []string{"session.requested", "session.started", "lock.acquired
 // brat, seed 001: the four session events are written in order (requested, started,
 // heartbeat, completed), each durable before the next happens, and the view is the log's fold.
 func TestSeedBrat_SessionEventsInOrder(t *testing.T) {
-	rn := bratRunner(t, harness.Options{})
+	rn := bratRunner(t, sim.Options{})
 	c := rn.Run(nil)
 	st := c.State.(bratState)
 	if c.Verdict.Outcome != oracle.Pass || len(st.Sessions) != 2 || st.View != "current" {
@@ -78,7 +78,7 @@ func bratCrashPoint(st bratState) (string, string) {
 // has expired already and the session is reaped at once.
 func TestSeedBrat_EveryCrashPointLeadsWhereTheWriteUpSays(t *testing.T) {
 	for _, delay := range []time.Duration{time.Second, time.Minute} {
-		rn := bratRunner(t, harness.Options{RestartDelay: delay})
+		rn := bratRunner(t, sim.Options{RestartDelay: delay})
 		scheds, err := campaign.Schedules(rn, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.Torn, faults.Corrupt}})
 		if err != nil {
 			t.Fatal(err)
@@ -136,7 +136,7 @@ func TestSeedBrat_EveryCrashPointLeadsWhereTheWriteUpSays(t *testing.T) {
 // damaged (a flipped bit), and the run goes on to the golden state. Every case ends with the
 // view current.
 func TestSeedBrat_ViewRebuiltFromTheLogAfterCrashes(t *testing.T) {
-	rn := bratRunner(t, harness.Options{})
+	rn := bratRunner(t, sim.Options{})
 	cases, err := campaign.Explore(context.Background(), rn, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power, faults.Corrupt}})
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +169,7 @@ func TestSeedBrat_ViewRebuiltFromTheLogAfterCrashes(t *testing.T) {
 func TestSeedBrat_ViewDeletedOrCorruptedIsRebuilt(t *testing.T) {
 	run := func(fsys afero.Fs) {
 		t.Helper()
-		if _, err := sim.RunBare(func() harness.Target { return newBrat() }, fsys, harness.Options{}); err != nil {
+		if _, err := sim.RunBare(func() harness.Target { return newBrat() }, fsys, sim.Options{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,9 +9,9 @@ import (
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // harborRuns returns n vendor onboardings, the durable-execution guide's long runs (a ten-minute
@@ -56,7 +56,7 @@ func TestSeedHarbor_DuplicatesAcrossAFleet_InMemorySome_LedgerAndKeysNone(t *tes
 	order := []reference.Variant{reference.InMemory, reference.Correct}
 	for i, task := range harborRuns(20) {
 		for _, v := range order {
-			rn := runner(t, v, task, campaign.Options{Options: harness.Options{Seed: uint64(i)}, Mode: campaign.Random,
+			rn := runner(t, v, task, campaign.Options{Options: sim.Options{Seed: uint64(i)}, Mode: campaign.Random,
 				Cases: 3, MaxFaults: 2, Faults: []faults.Kind{faults.Kill, faults.Deploy}, NoShrink: true})
 			tl := got[v]
 			if tl == nil {
@@ -181,7 +181,7 @@ func TestSeedHarbor_RunStateMachineAndToolLedger(t *testing.T) {
 // failure that asks for a person (oracle.Verdict.Detected): never a wrong state. The variant
 // without checksums resumes silently from what it misreads.
 func TestSeedHarbor_CorruptedCheckpointIsDetectedNeverSilentlyResumed(t *testing.T) {
-	opts := campaign.Options{Options: harness.Options{Seed: 3}, Faults: []faults.Kind{faults.Corrupt}}
+	opts := campaign.Options{Options: sim.Options{Seed: 3}, Faults: []faults.Kind{faults.Corrupt}}
 	rn := runner(t, reference.Correct, reference.Onboarding(), opts)
 	cases := rn.explore(t)
 	detected := 0

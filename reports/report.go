@@ -52,10 +52,10 @@ type Options struct {
 	// or the most to restart.
 	Restart string `json:"restart,omitempty"`
 	// RestartBackoff is how long a process that failed on its own waits before its restart
-	// (harness.Backoff's text form), "" for the default, 10s doubling to 5m.
+	// (sim.Backoff's text form), "" for the default, 10s doubling to 5m.
 	RestartBackoff string `json:"restart_backoff,omitempty"`
 	// MaxBeats and MaxVirtualTime (a Go duration) bound the campaign's golden runs (chaoskit run
-	// --max-beats, --max-virtual-time), when they are not the defaults (harness.DefaultMaxBeats,
+	// --max-beats, --max-virtual-time), when they are not the defaults (sim.DefaultMaxBeats,
 	// DefaultMaxVirtualTime): recorded so that a resumed run and a replay accept the same golden
 	// runs. They change no case, so reports under other bounds are of the same campaign.
 	MaxBeats       int    `json:"max_beats,omitempty"`

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 )
 
 // BeatKind says what a beat is.
@@ -172,7 +171,7 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 		rc.maxGap, r.lastWall = max(rc.maxGap, now.Sub(r.lastWall)), now
 		if r.o.OnGolden != nil && now.Sub(rc.shown) >= progressEvery {
 			rc.shown = now
-			r.o.OnGolden(harness.GoldenProgress{Target: rc.name, Run: rc.no, Beats: idx, Virtual: r.clock.Now().Sub(faults.Epoch),
+			r.o.OnGolden(GoldenProgress{Target: rc.name, Run: rc.no, Beats: idx, Virtual: r.clock.Now().Sub(faults.Epoch),
 				Of: rc.of, MaxBeats: r.o.MaxBeats, MaxVirtualTime: r.o.MaxVirtualTime})
 		}
 	}

@@ -17,7 +17,7 @@ func BenchmarkCaseOverhead(b *testing.B) {
 		env.Mark("a")
 		env.Mark("b")
 		return nil, nil
-	}}), harness.Options{})
+	}}), sim.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reference"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // A crash state derived from the golden recording is the state a re-run of the prefix reaches:
@@ -17,7 +17,7 @@ import (
 // a subset of what was not fsynced, whose draw depends on the seed and the beat alone.
 func TestDerivedCrashStatesEqualReRuns(t *testing.T) {
 	for _, v := range []reference.Variant{reference.Correct, reference.ActThenSave, reference.NoDirsync, reference.MetaDrift, reference.NoChecksum} {
-		d, r := pair(t, v, harness.Options{Seed: 5})
+		d, r := pair(t, v, sim.Options{Seed: 5})
 		n, subsets := 0, 0
 		for _, s := range schedules(t, d, campaign.Options{}) {
 			if got, want := reportJSON(t, d.Run(s)), reportJSON(t, r.Run(s)); got != want {

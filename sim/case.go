@@ -19,7 +19,7 @@ type Case struct {
 	Verdict  oracle.Verdict
 	// Shrunk is, for a failure a campaign shrank, the smallest schedule found that still
 	// breaks the first property this case broke, and ShrunkRepro the command that replays it
-	// (harness.Options.Repro of Shrunk).
+	// (Options.Repro of Shrunk).
 	Shrunk      faults.Schedule
 	ShrunkRepro string
 	// Unfired lists the faults that never fired: the run ended before their beat, or their beat
@@ -32,12 +32,12 @@ type Case struct {
 	// that did not simply pass.
 	Beats []Beat
 	Notes map[int]string
-	// Repro is the command that replays this case (harness.Options.Repro); empty without one.
+	// Repro is the command that replays this case (Options.Repro); empty without one.
 	Repro    string
 	Duration time.Duration
 
 	interrupted bool   // the Runner's context stopped the case (see Interrupted)
-	replicas    int    // the target's own workers (harness.Options.Replicas)
+	replicas    int    // the target's own workers (Options.Replicas)
 	unfiredWhy  string // why the faults of Unfired did not fire
 }
 
@@ -103,7 +103,7 @@ func (c *Case) Trace() []TraceBeat {
 		notes[i] = fmt.Sprintf("process %d starts", b.Attempt)
 		if c.replicas > 0 && b.Worker >= c.replicas && !extra {
 			extra = true
-			notes[i] += fmt.Sprintf(" on worker %d, beyond the target's %d: a fleet fault's case runs more workers at once (harness.Options.FleetReplicas); a harness that runs as one instance leaves the fleet faults out", b.Worker, c.replicas)
+			notes[i] += fmt.Sprintf(" on worker %d, beyond the target's %d: a fleet fault's case runs more workers at once (Options.FleetReplicas); a harness that runs as one instance leaves the fleet faults out", b.Worker, c.replicas)
 		}
 	}
 	for _, i := range c.takeovers() {

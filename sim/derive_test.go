@@ -32,7 +32,7 @@ func agent(v reference.Variant) func() harness.Target {
 	return func() harness.Target { return reference.New(v, reference.Onboarding()) }
 }
 
-func pair(t testing.TB, v reference.Variant, opts harness.Options) (derived, rerun *sim.Runner) {
+func pair(t testing.TB, v reference.Variant, opts sim.Options) (derived, rerun *sim.Runner) {
 	opts.Name = reference.New(v, reference.Onboarding()).Name()
 	d, err := sim.NewRunner(agent(v), opts)
 	if err != nil {
@@ -49,7 +49,7 @@ func pair(t testing.TB, v reference.Variant, opts harness.Options) (derived, rer
 // The same holds for random schedules of several faults, whose later faults land in
 // recoveries.
 func TestDerivedEqualsReRunForMultiFaultSchedules(t *testing.T) {
-	d, r := pair(t, reference.Correct, harness.Options{Seed: 9})
+	d, r := pair(t, reference.Correct, sim.Options{Seed: 9})
 	kinds := faults.StorageKinds()
 	rapid.Check(t, func(rt *rapid.T) {
 		n := rapid.IntRange(1, 3).Draw(rt, "n")
@@ -97,8 +97,8 @@ func TestDerivedEqualsReRunWithThreads(t *testing.T) {
 		}
 		return strings.Join(order, ""), nil
 	}}
-	d := newRunner(t, target, harness.Options{})
-	r := newRunner(t, target, harness.Options{NoDerive: true})
+	d := newRunner(t, target, sim.Options{})
+	r := newRunner(t, target, sim.Options{NoDerive: true})
 	for _, s := range schedules(t, d, campaign.Options{Faults: []faults.Kind{faults.Kill}}) {
 		if got, want := reportJSON(t, d.Run(s)), reportJSON(t, r.Run(s)); got != want {
 			t.Fatalf("under %s:\nderived: %s\nre-run:  %s", s, got, want)

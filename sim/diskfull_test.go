@@ -113,7 +113,7 @@ func diskfullCases(t *testing.T, target harness.Target, opts campaign.Options) [
 // fails as the one before it did.
 func TestDiskFullFailAndRestartPasses(t *testing.T) {
 	for _, target := range []harness.Target{records{failOnFull}, steps{n: 4}} {
-		rn := newRunner(t, target, harness.Options{})
+		rn := newRunner(t, target, sim.Options{})
 		cases := explore(t, rn, campaign.Options{Faults: []faults.Kind{faults.DiskFull}})
 		failed := 0
 		for _, c := range cases {
@@ -135,7 +135,7 @@ func TestDiskFullFailAndRestartPasses(t *testing.T) {
 		opts campaign.Options
 		want string
 	}{
-		{campaign.Options{Options: harness.Options{RestartFailed: harness.RestartNever}}, "no space left on device"},
+		{campaign.Options{Options: sim.Options{RestartFailed: sim.RestartNever}}, "no space left on device"},
 		{campaign.Options{DiskFullFor: -1}, "fails every time after every fault has ended"},
 	} {
 		for _, c := range diskfullCases(t, records{failOnFull}, tc.opts) {
@@ -152,21 +152,21 @@ func TestDiskFullFailAndRestartPasses(t *testing.T) {
 func TestRestartBackoff(t *testing.T) {
 	full := faults.Schedule{{Kind: faults.DiskFull, Beat: 1, Bytes: 0, Dur: time.Minute}}
 	for _, tc := range []struct {
-		backoff harness.Backoff
+		backoff sim.Backoff
 		failed  int
-	}{{harness.Backoff{}, 3}, {harness.Backoff{Initial: 5 * time.Second, Max: 5 * time.Second, Reset: time.Hour}, 12}} {
+	}{{sim.Backoff{}, 3}, {sim.Backoff{Initial: 5 * time.Second, Max: 5 * time.Second, Reset: time.Hour}, 12}} {
 		var starts []time.Duration
 		target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 			starts = append(starts, env.Now().Sub(faults.Epoch))
 			return records{failOnFull}.Run(ctx, env)
 		}}
-		rn := newRunner(t, target, harness.Options{RestartBackoff: tc.backoff})
+		rn := newRunner(t, target, sim.Options{RestartBackoff: tc.backoff})
 		starts = nil
 		c := rn.Run(full)
 		if c.Verdict.Outcome != oracle.Pass || c.Verdict.Metrics.FailedProcesses != tc.failed {
 			t.Errorf("back-off %v: %d failed processes, want %d:\n%s", tc.backoff, c.Verdict.Metrics.FailedProcesses, tc.failed, c)
 		}
-		if tc.backoff == (harness.Backoff{}) && fmt.Sprint(starts) != "[0s 10s 30s 1m10s]" {
+		if tc.backoff == (sim.Backoff{}) && fmt.Sprint(starts) != "[0s 10s 30s 1m10s]" {
 			t.Errorf("processes started at %v, want 10s, 20s and 40s apart", starts)
 		}
 	}
@@ -213,7 +213,7 @@ func TestShrinkingADiskFull(t *testing.T) {
 		{records{spinOnFull}, oracle.Completes, "diskfull@1:0+1s"},
 		{records{swallowOnFull}, oracle.SameState, "diskfull@1:0"},
 	} {
-		rn := newRunner(t, tc.target, harness.Options{})
+		rn := newRunner(t, tc.target, sim.Options{})
 		c := rn.Run(faults.Schedule{{Kind: faults.DiskFull, Beat: 11, Bytes: 7, Dur: 10 * time.Minute}}) // the write of r2
 		if !c.Breaks(tc.property) {
 			t.Fatalf("%s", c)
@@ -238,7 +238,7 @@ func TestDiskFullIsEveryWorkers(t *testing.T) {
 		}
 		return nil, nil
 	}}
-	rn := newRunner(t, target, harness.Options{Replicas: 2})
+	rn := newRunner(t, target, sim.Options{Replicas: 2})
 	g, _ := rn.Golden(nil)
 	first := -1
 	for i := range g.Len() {
@@ -311,16 +311,16 @@ func TestDiskFullBugsStayCaught(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		target   harness.Target
-		opts     harness.Options
+		opts     sim.Options
 		property string // "" for a pass
 		detail   string
 	}{
-		{"exits on ENOSPC", records{failOnFull}, harness.Options{}, "", ""},
-		{"temporary file and rename, exits on ENOSPC", checkpoint{}, harness.Options{}, "", ""},
-		{"swallows ENOSPC", records{swallowOnFull}, harness.Options{}, oracle.SameState, "state"},
-		{"spins on ENOSPC", records{spinOnFull}, harness.Options{}, oracle.Completes, "spins: "},
-		{"exits 0 on ENOSPC", records{stopOnFull}, harness.Options{}, oracle.SameState, "state"},
-		{"checkpoint in place", checkpoint{inPlace: true}, harness.Options{}, oracle.Completes, "the checkpoint is not JSON: unexpected end of JSON input; the process fails every time after every fault has ended"},
+		{"exits on ENOSPC", records{failOnFull}, sim.Options{}, "", ""},
+		{"temporary file and rename, exits on ENOSPC", checkpoint{}, sim.Options{}, "", ""},
+		{"swallows ENOSPC", records{swallowOnFull}, sim.Options{}, oracle.SameState, "state"},
+		{"spins on ENOSPC", records{spinOnFull}, sim.Options{}, oracle.Completes, "spins: "},
+		{"exits 0 on ENOSPC", records{stopOnFull}, sim.Options{}, oracle.SameState, "state"},
+		{"checkpoint in place", checkpoint{inPlace: true}, sim.Options{}, oracle.Completes, "the checkpoint is not JSON: unexpected end of JSON input; the process fails every time after every fault has ended"},
 	} {
 		rn := newRunner(t, tc.target, tc.opts)
 		caught := 0
@@ -349,10 +349,10 @@ func TestDiskFullBugsStayCaught(t *testing.T) {
 		return "planned", nil
 	}}
 	limited := faults.Schedule{{Kind: faults.ModelRateLimit, Beat: 0}}
-	if c := newRunner(t, gaveUp, (harness.Options{})).Run(limited); c.Verdict.Outcome != oracle.Pass {
+	if c := newRunner(t, gaveUp, (sim.Options{})).Run(limited); c.Verdict.Outcome != oracle.Pass {
 		t.Errorf("restarted after a 429, the harness must pass:\n%s", c)
 	}
-	if c := newRunner(t, gaveUp, (harness.Options{RestartFailed: harness.RestartNever})).Run(limited); !c.Breaks(oracle.Completes) || !strings.Contains(c.String(), "rate limit") {
+	if c := newRunner(t, gaveUp, (sim.Options{RestartFailed: sim.RestartNever})).Run(limited); !c.Breaks(oracle.Completes) || !strings.Contains(c.String(), "rate limit") {
 		t.Errorf("under RestartNever, giving up on a 429 must break completes:\n%s", c)
 	}
 }

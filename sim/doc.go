@@ -6,11 +6,11 @@
 //
 // NewRunner runs the target once without faults, twice in fact, to check that it is
 // deterministic: the golden run. The first run is only counted, so that a target that never ends
-// is refused at a bound (harness.Options.MaxBeats, MaxVirtualTime) in memory that does not grow
+// is refused at a bound (Options.MaxBeats, MaxVirtualTime) in memory that does not grow
 // with its beats; the second is recorded. NewRunnerContext's context stops every run at once.
 // Runner.Run then runs a schedule: at a crash beat the process stops on the spot
 // (runtime.Goexit, which a generic recover cannot swallow), the crash is applied to the disk, and
-// a new process starts on what survived, over the same world, after harness.Options.RestartDelay of
+// a new process starts on what survived, over the same world, after Options.RestartDelay of
 // virtual time. A process that fails is restarted too, as a supervisor would, while faults
 // remain. The oracle then compares the run with the golden run. A case whose first fault is a
 // crash starts from the crash state rebuilt from the golden recording rather than re-running the
@@ -38,7 +38,7 @@
 //   - loop.go: the event loop whole: a run's processes and threads, the baton handed among them,
 //     timers, and the virtual clock moved when every thread waits.
 //   - supervisor.go: the supervisor: how a process that failed on its own is restarted, and how
-//     many restarts a run may take.
+//     many restarts a run may take; backoff.go, the wait before such a restart (Backoff).
 //   - observation.go: what a finished run hands the oracle (oracle.Observation).
 //   - case.go: a case's outcome, its trace and its text.
 //   - env.go: the kernel's side of the Env a target is given, wrapped by package harness through

@@ -57,7 +57,7 @@ func (journal) State(fsys afero.Fs) (any, error) {
 // Run runs one case. Without the directory fsync, a power loss after the log was created takes
 // the log away with its directory entry, and the restart redoes the finished steps.
 func ExampleRunner_Run() {
-	rn, err := sim.NewRunner(harness.Fresh(journal{steps: 3}), harness.Options{Name: "journal"})
+	rn, err := sim.NewRunner(harness.Fresh(journal{steps: 3}), sim.Options{Name: "journal"})
 	if err != nil {
 		fmt.Println(err)
 		return

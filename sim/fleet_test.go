@@ -16,7 +16,7 @@ import (
 	"github.com/spf13/afero"
 )
 
-func golden(t *testing.T, target harness.Target, opts harness.Options) *sim.Case {
+func golden(t *testing.T, target harness.Target, opts sim.Options) *sim.Case {
 	t.Helper()
 	return newRunner(t, target, opts).Run(nil)
 }
@@ -31,7 +31,7 @@ func TestVirtualTimeDoesNotWait(t *testing.T) {
 			return nil, err
 		}
 		return env.Now().Sub(before), nil
-	}}, harness.Options{})
+	}}, sim.Options{})
 	if c.Result != 52*time.Hour {
 		t.Fatalf("the run saw %v pass, want 52h", c.Result)
 	}
@@ -50,7 +50,7 @@ func TestVirtualDeadline(t *testing.T) {
 		_, err := env.Model(tctx, harness.ModelCall{Purpose: "plan", Reply: "ok"})
 		return fmt.Sprintf("%v after %v", err, env.Now().Sub(start)), nil
 	}}
-	rn := newRunner(t, target, harness.Options{})
+	rn := newRunner(t, target, sim.Options{})
 	if c := rn.Run(nil); c.Result != "<nil> after 0s" {
 		t.Fatalf("golden: %v", c.Result)
 	}
@@ -67,14 +67,14 @@ func TestStuckRunsAreDetected(t *testing.T) {
 		_, err := env.Model(ctx, harness.ModelCall{Purpose: "plan"}) // no deadline
 		return nil, err
 	}}
-	rn := newRunner(t, hangs, harness.Options{})
+	rn := newRunner(t, hangs, sim.Options{})
 	c := rn.Run(faults.Schedule{{Kind: faults.ModelHang, Beat: 0}})
 	if !c.Breaks(oracle.Completes) || !strings.Contains(c.Verdict.Violations[0].Detail, "stuck: nothing will ever wake the run") {
 		t.Fatalf("%s", c)
 	}
 	_, err := sim.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 		return env.Await(ctx, "never")
-	}}), harness.Options{Name: "waiter"})
+	}}), sim.Options{Name: "waiter"})
 	if err == nil || !strings.Contains(err.Error(), "waiter: golden run failed: stuck") || !strings.Contains(err.Error(), "a message on never") {
 		t.Fatalf("err = %v", err)
 	}
@@ -102,11 +102,11 @@ func TestThreads(t *testing.T) {
 	}}
 	// When two threads wake at the same instant, the seeded scheduler picks which runs first.
 	for _, want := range []string{"a@2s b@3s a@4s a@6s b@6s b@9s", "a@2s b@3s a@4s b@6s a@6s b@9s"} {
-		if c := golden(t, target, harness.Options{}); c.Result == want {
+		if c := golden(t, target, sim.Options{}); c.Result == want {
 			return
 		}
 	}
-	t.Fatalf("threads ran as %q", golden(t, target, harness.Options{}).Result)
+	t.Fatalf("threads ran as %q", golden(t, target, sim.Options{}).Result)
 }
 
 // The lease service: one holder at a time, a new token per acquisition, takeover once the lease
@@ -132,7 +132,7 @@ func TestLeasesAndFencing(t *testing.T) {
 			return strings.Join(out, "; "), nil
 		},
 	}
-	c := golden(t, target, harness.Options{})
+	c := golden(t, target, sim.Options{})
 	want := "a: token 1 <nil>; again by the same worker: <nil>; renew after expiry: true; pay with token 3: <nil>; pay with token 1: true"
 	if c.Result != want {
 		t.Fatalf("got  %v\nwant %s", c.Result, want)
@@ -150,7 +150,7 @@ func TestTwoWorkersShareOneLease(t *testing.T) {
 			env.Sleep(ctx, 5*time.Second)
 		}
 	}}
-	c := golden(t, target, harness.Options{Replicas: 2})
+	c := golden(t, target, sim.Options{Replicas: 2})
 	got := fmt.Sprint(c.Result)
 	if got != "[worker 0 worked at 10s worker 1 worked at 1m10s]" && got != "[worker 0 worked at 1m10s worker 1 worked at 10s]" {
 		t.Fatalf("results %s: one worker should have waited for the other's lease to expire", got)
@@ -174,7 +174,7 @@ func TestToolFaults(t *testing.T) {
 			return fmt.Sprintf("%v; %d message(s)", err, len(msgs)), nil
 		},
 	}
-	rn := newRunner(t, target, harness.Options{})
+	rn := newRunner(t, target, sim.Options{})
 	for _, tc := range []struct {
 		fault   faults.Kind
 		result  string
@@ -206,7 +206,7 @@ func TestModelFaults(t *testing.T) {
 		_, err := env.Model(ctx, harness.ModelCall{Purpose: "plan", Reply: "ok", Latency: 2 * time.Second})
 		return fmt.Sprint(err), nil
 	}}
-	rn := newRunner(t, target, harness.Options{})
+	rn := newRunner(t, target, sim.Options{})
 	for kind, want := range map[faults.Kind]string{
 		faults.ModelRateLimit: "model: rate limited (429), retry after 20s",
 		faults.ModelError:     "model: server error (500)",
@@ -226,7 +226,7 @@ func TestLeaseFaultFreezesAWorker(t *testing.T) {
 		env.Sleep(ctx, time.Second)
 		return fmt.Sprintf("w%d done at %s", env.Worker(), env.Now().Sub(faults.Epoch)), nil
 	}}
-	rn := newRunner(t, target, harness.Options{Replicas: 2})
+	rn := newRunner(t, target, sim.Options{Replicas: 2})
 	c := rn.Run(faults.Schedule{{Kind: faults.Lease, Beat: 0, Dur: time.Hour}})
 	got := fmt.Sprint(c.Result)
 	if !strings.Contains(got, "done at 1s") || !strings.Contains(got, "done at 1h0m1s") {
@@ -245,7 +245,7 @@ func TestDeployAndSwitch(t *testing.T) {
 		}
 		return nil, nil
 	}}
-	rn := newRunner(t, target, harness.Options{Replicas: 2, NoDerive: true})
+	rn := newRunner(t, target, sim.Options{Replicas: 2, NoDerive: true})
 	starts = nil
 	c := rn.Run(faults.Schedule{{Kind: faults.Deploy, Beat: 1}})
 	if c.Verdict.Metrics.Restarts != 2 || len(starts) < 3 {
@@ -273,7 +273,7 @@ func TestThreadPanicEndsTheProcess(t *testing.T) {
 			m["boom"]++
 		})
 		return nil, env.Sleep(ctx, time.Second)
-	}}), harness.Options{Name: "threaded"})
+	}}), sim.Options{Name: "threaded"})
 	if err == nil || !strings.Contains(err.Error(), "golden run panicked: assignment to entry in nil map") {
 		t.Fatalf("err = %v", err)
 	}
@@ -293,7 +293,7 @@ func TestFencingTokensAreGlobal(t *testing.T) {
 			_, err := env.Call(ctx, harness.Call{Tool: "pay", Args: "b", Fence: b.Token})
 			return fmt.Sprint(err), nil
 		},
-	}, harness.Options{})
+	}, sim.Options{})
 	if c.Result != "<nil>" {
 		t.Fatalf("run b's current token was fenced off: %v", c.Result)
 	}
@@ -307,7 +307,7 @@ func TestRunBare(t *testing.T) {
 			env.Mark("step")
 		}
 		return "done", nil
-	}}), afero.NewMemMapFs(), harness.Options{Timeout: 300 * time.Millisecond})
+	}}), afero.NewMemMapFs(), sim.Options{Timeout: 300 * time.Millisecond})
 	if res != "done" || err != nil {
 		t.Fatalf("RunBare = %v, %v", res, err)
 	}
@@ -316,7 +316,7 @@ func TestRunBare(t *testing.T) {
 			t.Fatal("RunBare with a nil filesystem did not panic")
 		}
 	}()
-	sim.RunBare(harness.Fresh(harness.Func{}), nil, harness.Options{})
+	sim.RunBare(harness.Fresh(harness.Func{}), nil, sim.Options{})
 }
 
 // A virtual deadline behaves as context.WithTimeout's: its context, and every context derived
@@ -343,7 +343,7 @@ func TestVirtualContextsReportTheirDeadline(t *testing.T) {
 		<-child.Done()
 		got = append(got, fmt.Sprint(short.Err()), fmt.Sprint(child.Err()))
 		return strings.Join(got, "; "), nil
-	}}, harness.Options{})
+	}}, sim.Options{})
 	if want := "context deadline exceeded; context deadline exceeded; v; context canceled; context canceled"; c.Result != want {
 		t.Fatalf("%v\nwant %s", c.Result, want)
 	}
@@ -365,7 +365,7 @@ func TestLateEffectLandsAfterTheRunEnds(t *testing.T) {
 			return nil, nil
 		},
 	}
-	c := newRunner(t, target, harness.Options{}).Run(faults.Schedule{{Kind: faults.ToolTimeout, Beat: 0}})
+	c := newRunner(t, target, sim.Options{}).Run(faults.Schedule{{Kind: faults.ToolTimeout, Beat: 0}})
 	if !c.Breaks(oracle.NoDuplicateEffects) || c.Verdict.Metrics.Duplicates != 1 {
 		t.Fatalf("want the late call and its retry counted as a duplicate:\n%s", c)
 	}
@@ -385,7 +385,7 @@ func TestWorkersWithoutALeaseRepeatEffects(t *testing.T) {
 		env.Mark("booked")
 		return "booked", nil
 	}}
-	rn := newRunner(t, unleased, harness.Options{})
+	rn := newRunner(t, unleased, sim.Options{})
 	for _, s := range []faults.Schedule{{{Kind: faults.Deploy, Beat: 1}}, {{Kind: faults.Switch, Beat: 0}}} {
 		c := rn.Run(s)
 		if !c.Breaks(oracle.NoDuplicateEffects) || !strings.Contains(c.String(), "(golden 1×) by the calls sent at beat 0 (process 1)") || !strings.Contains(c.String(), `the golden run itself, with no fault, applies book {"flight":"LH 400"} 2×: its workers run at once`) {
@@ -412,7 +412,7 @@ func TestWorkersWithoutALeaseRepeatEffects(t *testing.T) {
 		}
 		return unleased.RunFunc(ctx, env)
 	}}
-	if c := newRunner(t, leased, harness.Options{}).Run(faults.Schedule{{Kind: faults.Switch, Beat: 0}}); c.Breaks(oracle.NoDuplicateEffects) {
+	if c := newRunner(t, leased, sim.Options{}).Run(faults.Schedule{{Kind: faults.Switch, Beat: 0}}); c.Breaks(oracle.NoDuplicateEffects) {
 		t.Errorf("a worker that cannot take the lease acts on nothing:\n%s", c)
 	}
 	// An effect of each worker's own is no repeat.
@@ -420,7 +420,7 @@ func TestWorkersWithoutALeaseRepeatEffects(t *testing.T) {
 		_, err := env.Call(ctx, harness.Call{Tool: "announce", Args: map[string]any{"worker": env.Worker()}})
 		return nil, err
 	}}
-	if c := newRunner(t, announce, harness.Options{}).Run(faults.Schedule{{Kind: faults.Switch, Beat: 0}}); c.Verdict.Outcome != oracle.Pass {
+	if c := newRunner(t, announce, sim.Options{}).Run(faults.Schedule{{Kind: faults.Switch, Beat: 0}}); c.Verdict.Outcome != oracle.Pass {
 		t.Errorf("each worker announcing itself once repeats nothing:\n%s", c)
 	}
 }
@@ -486,7 +486,7 @@ func stepsUnderLease(fenced, lookFirst bool) harness.Target {
 func TestFrozenWorkerFinishingItsStepRedoesNothing(t *testing.T) {
 	for _, v := range []struct{ fenced, lookFirst bool }{{true, false}, {true, true}, {false, false}} {
 		fenced := v.fenced
-		rn, err := sim.NewRunner(func() harness.Target { return stepsUnderLease(fenced, v.lookFirst) }, harness.Options{Name: "steps", Replicas: 2})
+		rn, err := sim.NewRunner(func() harness.Target { return stepsUnderLease(fenced, v.lookFirst) }, sim.Options{Name: "steps", Replicas: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // Options.FSModel decides what a power loss keeps. The log whose second record of a pair can
@@ -15,7 +15,7 @@ import (
 // ext4-ordered too a case is the same derived from the golden recording or re-run.
 func TestFSModelDecidesWhatAPowerLossKeeps(t *testing.T) {
 	kinds := []faults.Kind{faults.Kill, faults.Power, faults.Torn}
-	o := harness.Options{Seed: 1, FSModel: faults.Ext4Ordered}
+	o := sim.Options{Seed: 1, FSModel: faults.Ext4Ordered}
 	d := newRunner(t, pairLog{steps: 6}, o)
 	o.NoDerive = true
 	r := newRunner(t, pairLog{steps: 6}, o)

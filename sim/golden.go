@@ -14,7 +14,7 @@ import (
 
 // A golden run is made twice (Runner.record): first counted, keeping of its beats only how many
 // there were and running hashes of them (a tally), so that a target that never ends costs no
-// memory until it reaches a bound (harness.Options.MaxBeats, harness.Options.MaxVirtualTime); then, known to end,
+// memory until it reaches a bound (Options.MaxBeats, Options.MaxVirtualTime); then, known to end,
 // recorded in full. The two are compared through the tally's checkpoints; when those cannot
 // name the first beat at which the runs part, a third run, counted, is compared with the
 // recorded one beat by beat as it goes.
@@ -54,7 +54,7 @@ var tearModes = func() []string {
 	return modes
 }()
 
-// Golden returns the golden run that schedule s is judged against: with harness.Options.Replicas
+// Golden returns the golden run that schedule s is judged against: with Options.Replicas
 // workers, or FleetReplicas when s holds a fleet fault. It records that golden run (twice, to
 // check that it is deterministic) the first time, and returns the error NewRunner would.
 func (rn *Runner) Golden(s faults.Schedule) (*Golden, error) {
@@ -173,7 +173,7 @@ func outcome(o *oracle.Observation, withEffects bool) *oracle.Observation {
 // goldenRun runs the target once without faults with the given number of workers, as golden
 // run number no of those record makes: counted if t is set (its beats go into t as they are
 // made, and none is kept), else recorded (every beat kept, with where the run stood before it).
-// of is the beats it should make, if known, for harness.Options.OnGolden. A run that reaches a bound
+// of is the beats it should make, if known, for Options.OnGolden. A run that reaches a bound
 // returns a *BoundError, with the run; a third run (t compared with another) returns no error
 // but its interruption.
 func (rn *Runner) goldenRun(replicas int, name string, no int, t *tally, of int) (*run, *oracle.Observation, error) {
@@ -250,8 +250,8 @@ func (g *Golden) Tearable(k int, mode string) bool {
 	return g.tearable[k][j]
 }
 
-// repeated returns what golden run gold, of more workers than harness.Options.Replicas (a fleet
-// fault's), applies more often than the golden run of harness.Options.Replicas workers, each with that
+// repeated returns what golden run gold, of more workers than Options.Replicas (a fleet
+// fault's), applies more often than the golden run of Options.Replicas workers, each with that
 // run's count (oracle.Options.Repeated), or nil. Only what fewer workers apply too counts: an
 // effect of a worker's own (its name in the arguments) is no repeat.
 func (rn *Runner) repeated(gold *Golden) map[string]int {
@@ -279,7 +279,7 @@ type recorder struct {
 	tally   *tally        // set for a counted run, which keeps no cursors and no beats
 	maxSpin int           // the longest stretch of beats with the clock standing still and no mark
 	maxGap  time.Duration // the longest wall-clock time between two beats, or a start and a beat
-	// For harness.Options.OnGolden: the run's name and number, the beats it should make (0: not
+	// For Options.OnGolden: the run's name and number, the beats it should make (0: not
 	// known), and when OnGolden was last called.
 	name  string
 	no    int
@@ -313,7 +313,7 @@ func (r *run) fold(n int) {
 var errGolden = errors.New("golden run")
 
 // BoundError is the error of a golden run that reached one of its bounds without finishing
-// (harness.Options.MaxBeats or harness.Options.MaxVirtualTime): a harness that never ends, or one longer than the
+// (Options.MaxBeats or Options.MaxVirtualTime): a harness that never ends, or one longer than the
 // bounds, which must then be raised.
 type BoundError struct {
 	Target string
@@ -340,7 +340,7 @@ func (e *BoundError) Error() string {
 // Unwrap returns the error every failed golden run wraps.
 func (e *BoundError) Unwrap() error { return errGolden }
 
-// progressEvery is how often, at most, harness.Options.OnGolden is called, in wall-clock time.
+// progressEvery is how often, at most, Options.OnGolden is called, in wall-clock time.
 const progressEvery = 200 * time.Millisecond
 
 // maxPoints is how many checkpoints a tally keeps at most, the first headPoints of them at every

@@ -38,13 +38,13 @@ func TestEndlessGoldenRunIsRefusedAtItsBound(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		target harness.Target
-		opts   harness.Options
+		opts   sim.Options
 		want   string
 		bound  string
 		beats  int
 	}{
-		{"marks", endless, harness.Options{MaxBeats: 5000}, "marks: golden run did not finish within 5000 beats (Options.MaxBeats; it had reached 0s of virtual time)", "MaxBeats", 5000},
-		{"sleeps", sleeper, harness.Options{MaxVirtualTime: 100 * time.Hour}, "sleeps: golden run did not finish within 100h of virtual time (Options.MaxVirtualTime; it had made 101 beats)", "MaxVirtualTime", 101},
+		{"marks", endless, sim.Options{MaxBeats: 5000}, "marks: golden run did not finish within 5000 beats (Options.MaxBeats; it had reached 0s of virtual time)", "MaxBeats", 5000},
+		{"sleeps", sleeper, sim.Options{MaxVirtualTime: 100 * time.Hour}, "sleeps: golden run did not finish within 100h of virtual time (Options.MaxVirtualTime; it had made 101 beats)", "MaxVirtualTime", 101},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Name = tc.name
@@ -65,10 +65,10 @@ func TestEndlessGoldenRunIsRefusedAtItsBound(t *testing.T) {
 		}
 		return nil, nil
 	}}
-	if _, err := sim.NewRunner(harness.Fresh(marks), harness.Options{MaxBeats: 9}); err == nil {
+	if _, err := sim.NewRunner(harness.Fresh(marks), sim.Options{MaxBeats: 9}); err == nil {
 		t.Fatalf("a golden run of 10 beats passed a bound of 9")
 	}
-	rn := newRunner(t, marks, harness.Options{MaxBeats: 10})
+	rn := newRunner(t, marks, sim.Options{MaxBeats: 10})
 	if c := rn.Run(kill(9)); c.Breaks(oracle.Completes) || c.Verdict.Metrics.Beats != 20 {
 		t.Fatalf("a case whose recovery goes past MaxBeats: %d beats: %s", c.Verdict.Metrics.Beats, c)
 	}
@@ -90,7 +90,7 @@ func TestCountedGoldenRunKeepsNoBeats(t *testing.T) {
 			env.Mark("m" + strconv.Itoa(i))
 		}
 	}}
-	_, err := sim.NewRunner(harness.Fresh(target), harness.Options{MaxBeats: to + 10})
+	_, err := sim.NewRunner(harness.Fresh(target), sim.Options{MaxBeats: to + 10})
 	var bound *sim.BoundError
 	if !errors.As(err, &bound) {
 		t.Fatalf("err = %v, want a *BoundError", err)
@@ -128,7 +128,7 @@ func TestNondeterminismIsNamedAtItsBeat(t *testing.T) {
 				}
 				return nil, nil
 			}}
-			_, err := sim.NewRunner(harness.Fresh(target), harness.Options{Name: "flaky"})
+			_, err := sim.NewRunner(harness.Fresh(target), sim.Options{Name: "flaky"})
 			if !errors.Is(err, sim.ErrNondeterministic) {
 				t.Fatalf("err = %v, want ErrNondeterministic", err)
 			}
@@ -171,7 +171,7 @@ func TestNondeterminismIsNamedAtItsBeat(t *testing.T) {
 				}
 				return nil, nil
 			}}
-		_, err := sim.NewRunner(harness.Fresh(target), harness.Options{Name: "flaky"})
+		_, err := sim.NewRunner(harness.Fresh(target), sim.Options{Name: "flaky"})
 		if want := "flaky: target is not deterministic: " + want; err == nil || err.Error() != want {
 			t.Errorf("err = %v\nwant %s", err, want)
 		}
@@ -207,7 +207,7 @@ func TestContextStopsGoldenRunsAndCases(t *testing.T) {
 			env.Mark("m" + strconv.Itoa(i))
 		}
 	}}
-	_, err := sim.NewRunnerContext(ctx, harness.Fresh(target), harness.Options{Name: "endless"})
+	_, err := sim.NewRunnerContext(ctx, harness.Fresh(target), sim.Options{Name: "endless"})
 	if !errors.Is(err, sim.ErrInterrupted) || !errors.Is(err, cause) || !ended.Load() {
 		t.Fatalf("err = %v, processes ended: %v; want ErrInterrupted and the cause, every process ended", err, ended.Load())
 	}
@@ -231,7 +231,7 @@ func TestContextStopsGoldenRunsAndCases(t *testing.T) {
 		<-blocked
 		cancel(cause)
 	}()
-	if _, err := sim.NewRunnerContext(ctx, harness.Fresh(waiter), harness.Options{}); !errors.Is(err, sim.ErrInterrupted) {
+	if _, err := sim.NewRunnerContext(ctx, harness.Fresh(waiter), sim.Options{}); !errors.Is(err, sim.ErrInterrupted) {
 		t.Fatalf("err = %v, want ErrInterrupted", err)
 	}
 
@@ -246,13 +246,13 @@ func TestContextStopsGoldenRunsAndCases(t *testing.T) {
 		env.AtEnd(func() { cleaned.Store(true) })
 		return nil, errors.New("AtEnd returned")
 	}}
-	if _, err := sim.NewRunnerContext(ctx, harness.Fresh(late), harness.Options{}); !errors.Is(err, sim.ErrInterrupted) || !cleaned.Load() {
+	if _, err := sim.NewRunnerContext(ctx, harness.Fresh(late), sim.Options{}); !errors.Is(err, sim.ErrInterrupted) || !cleaned.Load() {
 		t.Fatalf("err = %v, AtEnd's function ran: %v; want ErrInterrupted, after it ran", err, cleaned.Load())
 	}
 
 	// A case: its recovery is stopped; the case is unknown and interrupted, and so is the next.
 	ctx, cancel = context.WithCancelCause(context.Background())
-	rn, err := sim.NewRunnerContext(ctx, harness.Fresh(steps{n: 4, onResume: func(env *harness.Env, done int) { cancel(cause) }}), harness.Options{})
+	rn, err := sim.NewRunnerContext(ctx, harness.Fresh(steps{n: 4, onResume: func(env *harness.Env, done int) { cancel(cause) }}), sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,8 +270,8 @@ func TestContextStopsGoldenRunsAndCases(t *testing.T) {
 // OnGolden is called as golden runs go on: the first counted, the second knowing how many beats
 // it should make.
 func TestOnGoldenShowsProgress(t *testing.T) {
-	var seen []harness.GoldenProgress
-	rn := newRunner(t, steps{n: 3}, harness.Options{Name: "s", MaxBeats: 50, OnGolden: func(p harness.GoldenProgress) { seen = append(seen, p) }})
+	var seen []sim.GoldenProgress
+	rn := newRunner(t, steps{n: 3}, sim.Options{Name: "s", MaxBeats: 50, OnGolden: func(p sim.GoldenProgress) { seen = append(seen, p) }})
 	g, _ := rn.Golden(nil)
 	if len(seen) < 2 || seen[0].Run != 1 || seen[0].Of != 0 || seen[0].MaxBeats != 50 || seen[len(seen)-1].Run != 2 || seen[len(seen)-1].Of != g.Len() || seen[0].Target != "s" {
 		t.Fatalf("progress %+v", seen)
@@ -294,7 +294,7 @@ func TestSecondGoldenRunPastABoundIsNondeterministic(t *testing.T) {
 		env.Await(wctx, "approval")
 		return nil, nil
 	}}
-	_, err := sim.NewRunner(func() harness.Target { return target }, harness.Options{})
+	_, err := sim.NewRunner(func() harness.Target { return target }, sim.Options{})
 	if !errors.Is(err, sim.ErrNondeterministic) || !strings.Contains(err.Error(), "the second made the same beats and did not finish within the bounds") {
 		t.Fatalf("NewRunner: %v", err)
 	}

@@ -49,7 +49,7 @@ func fanOut(fail error) harness.Func {
 // A Group's threads run while Wait waits: two calls of a second each take one second of virtual
 // time together, and Wait returns the error a thread returned.
 func TestGroupWaitsForItsThreads(t *testing.T) {
-	rn := newRunner(t, fanOut(nil), harness.Options{})
+	rn := newRunner(t, fanOut(nil), sim.Options{})
 	c := rn.Run(nil)
 	if c.Result != "1s" {
 		t.Fatalf("two calls of a second each at once took %v, want 1s\n%s", c.Result, c)
@@ -60,7 +60,7 @@ func TestGroupWaitsForItsThreads(t *testing.T) {
 		}
 	}
 	failing := errors.New("b refused")
-	if _, err := sim.RunBare(harness.Fresh(fanOut(failing)), afero.NewMemMapFs(), harness.Options{}); !errors.Is(err, failing) {
+	if _, err := sim.RunBare(harness.Fresh(fanOut(failing)), afero.NewMemMapFs(), sim.Options{}); !errors.Is(err, failing) {
 		t.Fatalf("Wait returned %v, want %v", err, failing)
 	}
 }
@@ -75,7 +75,7 @@ func TestWaitGroupHangSaysWhatToUse(t *testing.T) {
 		wg.Wait()
 		return nil, nil
 	}}
-	_, err := sim.NewRunner(harness.Fresh(target), harness.Options{Timeout: 200 * time.Millisecond})
+	_, err := sim.NewRunner(harness.Fresh(target), sim.Options{Timeout: 200 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "hung: no beat for 200ms") || !strings.Contains(err.Error(), "wait for threads with harness.Group") {
 		t.Fatalf("err = %v, want a hang naming harness.Group", err)
 	}
@@ -101,7 +101,7 @@ func TestGroupWaitsForThreadsItsThreadsStart(t *testing.T) {
 		cancel()
 		return fmt.Sprintf("%v / %v", first, g.Wait(done)), nil
 	}}
-	res, err := sim.RunBare(harness.Fresh(target), afero.NewMemMapFs(), harness.Options{})
+	res, err := sim.RunBare(harness.Fresh(target), afero.NewMemMapFs(), sim.Options{})
 	if want := "child failed / child failed"; err != nil || res != want {
 		t.Fatalf("Wait returned %v (err %v), want %q", res, err, want)
 	}

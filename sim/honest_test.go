@@ -20,7 +20,7 @@ import (
 // A case in which no fault fired tested nothing: it is unknown, saying which fault did not fire
 // and why, never a pass.
 func TestNoFaultFiredIsUnknown(t *testing.T) {
-	rn := newRunner(t, steps{n: 3}, harness.Options{Replicas: 1})
+	rn := newRunner(t, steps{n: 3}, sim.Options{Replicas: 1})
 	for _, tc := range []struct{ schedule, why string }{
 		{"kill@100000", "kill@100000 is past the run's end (it made 11 beats; the golden run makes 11)"},
 		{"tool-ambiguous@0", "tool-ambiguous@0 did not fire: it fires only at a tool call, and beat 0 is \"fs.create log\""},
@@ -60,7 +60,7 @@ func TestFaultFiresAtItsBeatOnly(t *testing.T) {
 			env.Mark("c")
 			return nil, err
 		}}
-	rn := newRunner(t, target, harness.Options{})
+	rn := newRunner(t, target, sim.Options{})
 	for _, tc := range []struct{ schedule, why string }{
 		{"tool-ambiguous@0", "tool-ambiguous@0 did not fire: it fires only at a tool call, and beat 0 is \"mark a\""},
 		{"tool-transient@1", "tool-transient@1 did not fire: it fires only at a tool call, and beat 1 is \"mark b\""},
@@ -100,7 +100,7 @@ func TestNondeterministicRecoveryIsUnknown(t *testing.T) {
 			env.Mark("step a") // redo the first step's mark: bounded-work-lost
 		}
 	}}
-	rn := newRunner(t, target, harness.Options{})
+	rn := newRunner(t, target, sim.Options{})
 	unknown, failed := 0, 0
 	for range 40 {
 		switch c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 6}}); c.Verdict.Outcome {
@@ -122,7 +122,7 @@ func TestNondeterministicRecoveryIsUnknown(t *testing.T) {
 func TestTargetWithoutBeatsIsRefused(t *testing.T) {
 	_, err := sim.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
 		return "done, through os files", nil
-	}}), harness.Options{Name: "outside"})
+	}}), sim.Options{Name: "outside"})
 	if err == nil || !strings.Contains(err.Error(), "outside: golden run made no beat: chaoskit saw nothing it did") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err = %v", err)
 	}
@@ -134,7 +134,7 @@ func TestGoldenStateErrorIsRefused(t *testing.T) {
 	_, err := sim.NewRunner(harness.Fresh(harness.Func{
 		RunFunc:   steps{n: 2}.Run,
 		StateFunc: func(afero.Fs) (any, error) { return nil, errors.New("no such table: steps") },
-	}), harness.Options{Name: "stateful"})
+	}), sim.Options{Name: "stateful"})
 	if err == nil || !strings.Contains(err.Error(), "stateful: the golden run's state cannot be read back (every case would fail same-state): no such table: steps") {
 		t.Fatalf("err = %v", err)
 	}
@@ -158,8 +158,8 @@ func TestRestartPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		policy  int
 		outcome oracle.Outcome
-	}{{harness.RestartAlways, oracle.Pass}, {harness.RestartNever, oracle.Fail}, {1, oracle.Pass}} {
-		c := newRunner(t, target, harness.Options{RestartFailed: tc.policy}).Run(transient)
+	}{{sim.RestartAlways, oracle.Pass}, {sim.RestartNever, oracle.Fail}, {1, oracle.Pass}} {
+		c := newRunner(t, target, sim.Options{RestartFailed: tc.policy}).Run(transient)
 		if c.Verdict.Outcome != tc.outcome || c.Verdict.Metrics.FailedProcesses != 1 {
 			t.Errorf("policy %d: %s with %d failed processes, want %s with 1", tc.policy, c.Verdict.Outcome, c.Verdict.Metrics.FailedProcesses, tc.outcome)
 		}
@@ -196,7 +196,7 @@ func TestLookupAndRefusal(t *testing.T) {
 		}
 	}
 	crash := faults.Schedule{{Kind: faults.Kill, Beat: 2}} // at the sleep, after the payment
-	c := newRunner(t, harness.Func{ToolList: []harness.Tool{pay}, RunFunc: run(true)}, harness.Options{}).Run(crash)
+	c := newRunner(t, harness.Func{ToolList: []harness.Tool{pay}, RunFunc: run(true)}, sim.Options{}).Run(crash)
 	if c.Verdict.Outcome != oracle.Pass || c.Verdict.Refused != "" {
 		t.Fatalf("with a lookup: %s", c)
 	}
@@ -208,7 +208,7 @@ func TestLookupAndRefusal(t *testing.T) {
 	if l := (sim.Beat{Kind: sim.BeatToolSent, Name: "pay", Ref: "invoice-7"}).Label(); l != "tool pay lookup ref=invoice-7 sent" {
 		t.Errorf("a lookup's beat is labelled %q", l)
 	}
-	c = newRunner(t, harness.Func{ToolList: []harness.Tool{pay}, RunFunc: run(false)}, harness.Options{}).Run(crash)
+	c = newRunner(t, harness.Func{ToolList: []harness.Tool{pay}, RunFunc: run(false)}, sim.Options{}).Run(crash)
 	if c.Verdict.Outcome != oracle.Pass || !strings.Contains(c.Verdict.Refused, "cannot tell whether invoice-7 was paid") || c.Verdict.Metrics.Restarts != 1 {
 		t.Fatalf("refusing: %s (refused %q)", c, c.Verdict.Refused)
 	}
@@ -235,7 +235,7 @@ func TestCaseThatLeavesTheGoldenPathBeforeItsFaultIsUnknown(t *testing.T) {
 			}
 		},
 	}
-	rn := newRunner(t, target, harness.Options{})
+	rn := newRunner(t, target, sim.Options{})
 	c := rn.Run(faults.Schedule{{Kind: faults.ToolTransient, Beat: 1}})
 	if c.Verdict.Outcome != oracle.Unknown || !strings.Contains(c.Verdict.Reason, `before its first fault the case did "mark start b" at beat 0, where the golden run did "mark start a"`) {
 		t.Fatalf("%s", c)

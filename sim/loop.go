@@ -30,7 +30,7 @@ import (
 // restart, the end of a freeze. A single thread that never blocks costs nothing per beat.
 type run struct {
 	newTarget func() harness.Target // one instance per process
-	o         *harness.Options
+	o         *Options
 	sched     faults.Schedule
 	fired     []int // the beat each fault fired at, or -1
 	disk      *faults.Disk
@@ -79,7 +79,7 @@ type run struct {
 	// disturbed.
 	lastFault int
 	quietAt   time.Time
-	counted   int // restarts that count against harness.Options.MaxRestarts
+	counted   int // restarts that count against Options.MaxRestarts
 }
 
 // slot is a worker: the processes started for it, one after another.
@@ -189,7 +189,7 @@ type ending struct {
 	panicked string
 	hung     string
 	over     bool
-	late     bool   // a golden run's clock would have passed harness.Options.MaxVirtualTime
+	late     bool   // a golden run's clock would have passed Options.MaxVirtualTime
 	stopped  error  // the run's context was done (its cause): the run was interrupted
 	gaveUp   bool   // the harness stopped the run (stuck, restarts used up), not the target
 	why      string // why the supervisor stopped restarting the failing process, if it did
@@ -216,7 +216,7 @@ func firstLine(s string) string {
 	return line
 }
 
-func newRun(newTarget func() harness.Target, o *harness.Options, tools []harness.Tool, s faults.Schedule, maxBeats int) *run {
+func newRun(newTarget func() harness.Target, o *Options, tools []harness.Tool, s faults.Schedule, maxBeats int) *run {
 	r := &run{
 		ctx:       context.Background(),
 		lastFault: -1,

@@ -104,7 +104,7 @@ func syncDir(fsys afero.Fs) error {
 // beat passes), and the fixed log, fsynced between its two writes, passes them all.
 func TestPowerSubsetCatchesAReorderedPair(t *testing.T) {
 	kinds := []faults.Kind{faults.Kill, faults.Power, faults.Torn}
-	rn := newRunner(t, pairLog{steps: 6}, harness.Options{Seed: 1})
+	rn := newRunner(t, pairLog{steps: 6}, sim.Options{Seed: 1})
 	var caught *sim.Case
 	subsets := 0
 	for _, c := range explore(t, rn, campaign.Options{Faults: kinds}) {
@@ -131,7 +131,7 @@ func TestPowerSubsetCatchesAReorderedPair(t *testing.T) {
 	}
 	t.Logf("%d power@K:subset cases; caught under %s:\n%s", subsets, caught.Schedule, caught)
 
-	fixed := newRunner(t, pairLog{steps: 6, syncBetween: true}, harness.Options{Seed: 1})
+	fixed := newRunner(t, pairLog{steps: 6, syncBetween: true}, sim.Options{Seed: 1})
 	n := 0
 	for _, c := range explore(t, fixed, campaign.Options{Faults: kinds}) {
 		if c.Verdict.Outcome != oracle.Pass {
@@ -149,8 +149,8 @@ func TestPowerSubsetCatchesAReorderedPair(t *testing.T) {
 // A power loss keeping a subset is drawn from the seed and the beat alone: the same case gives
 // the same report, derived from the golden recording or re-run; and random campaigns draw it.
 func TestPowerSubsetIsDeterministic(t *testing.T) {
-	d := newRunner(t, pairLog{steps: 6}, harness.Options{Seed: 3})
-	r := newRunner(t, pairLog{steps: 6}, harness.Options{Seed: 3, NoDerive: true})
+	d := newRunner(t, pairLog{steps: 6}, sim.Options{Seed: 3})
+	r := newRunner(t, pairLog{steps: 6}, sim.Options{Seed: 3, NoDerive: true})
 	n := 0
 	for _, s := range schedules(t, d, campaign.Options{Faults: []faults.Kind{faults.Power}}) {
 		if s[0].Mode != "subset" {

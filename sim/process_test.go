@@ -70,7 +70,7 @@ func (s steps) State(fsys afero.Fs) (any, error) {
 
 // newRunner returns a runner of target. Every process gets target itself: the test targets
 // keep what they must in Run's own variables.
-func newRunner(t *testing.T, target harness.Target, opts harness.Options) *sim.Runner {
+func newRunner(t *testing.T, target harness.Target, opts sim.Options) *sim.Runner {
 	t.Helper()
 	rn, err := sim.NewRunner(func() harness.Target { return target }, opts)
 	if err != nil {
@@ -102,7 +102,7 @@ func explore(t *testing.T, rn *sim.Runner, opts campaign.Options) []*sim.Case {
 func kill(beat int) faults.Schedule { return faults.Schedule{{Kind: faults.Kill, Beat: beat}} }
 
 func TestSimpleTargetPassesEverything(t *testing.T) {
-	rn := newRunner(t, steps{n: 4}, harness.Options{})
+	rn := newRunner(t, steps{n: 4}, sim.Options{})
 	g, _ := rn.Golden(nil)
 	if got := strings.Join(g.Trace(), "|"); got != "fs.create log|fs.syncdir .|fs.write log +1B @0|fs.sync log|mark step a|fs.write log +1B @1|fs.sync log|mark step b|fs.write log +1B @2|fs.sync log|mark step c|fs.write log +1B @3|fs.sync log|mark step d" {
 		t.Fatalf("golden trace: %s", got)
@@ -116,7 +116,7 @@ func TestSimpleTargetPassesEverything(t *testing.T) {
 
 // The same target keeps no checksums, so a write that tears into garbage becomes its state.
 func TestTornGarbageCatchesAChecksumlessLog(t *testing.T) {
-	rn := newRunner(t, steps{n: 4}, harness.Options{})
+	rn := newRunner(t, steps{n: 4}, sim.Options{})
 	cases := explore(t, rn, campaign.Options{Faults: []faults.Kind{faults.Torn}})
 	if len(cases) != 4 {
 		t.Fatalf("%d torn cases, want one garbage case per write (1-byte writes do not tear as a prefix)", len(cases))
@@ -143,7 +143,7 @@ func TestNondeterministicTargetIsRefused(t *testing.T) {
 		}
 		return nil, f.Close()
 	}}
-	_, err := sim.NewRunner(func() harness.Target { return target }, harness.Options{Name: "flaky"})
+	_, err := sim.NewRunner(func() harness.Target { return target }, sim.Options{Name: "flaky"})
 	if !errors.Is(err, sim.ErrNondeterministic) {
 		t.Fatalf("err = %v, want ErrNondeterministic", err)
 	}
@@ -165,7 +165,7 @@ func TestGoldenRunFailuresAreErrors(t *testing.T) {
 		}, `call to undeclared tool "nope" (declare it in the target's Tools method) (at sim_test.TestGoldenRunFailuresAreErrors.func4 process_test.go:`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := sim.NewRunner(harness.Fresh(harness.Func{RunFunc: tc.run}), harness.Options{Name: name, Timeout: time.Second})
+			_, err := sim.NewRunner(harness.Fresh(harness.Func{RunFunc: tc.run}), sim.Options{Name: name, Timeout: time.Second})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
 			}
@@ -201,7 +201,7 @@ func TestCrashCannotBeSwallowed(t *testing.T) {
 		},
 		StateFunc: func(fsys afero.Fs) (any, error) { return harness.Files(fsys) },
 	}
-	rn := newRunner(t, wrapped, harness.Options{NoDerive: true})
+	rn := newRunner(t, wrapped, sim.Options{NoDerive: true})
 	for i := 0; i < 300; i++ { // the deferred call races the runner unless the crash waits for it
 		wroteAfter.Store(false)
 		c := rn.Run(kill(5))
@@ -217,7 +217,7 @@ func TestCrashCannotBeSwallowed(t *testing.T) {
 // A crash during recovery is just another beat: kill@3 then kill@6 lands in the restarted
 // process, and the run still completes.
 func TestCrashDuringRecovery(t *testing.T) {
-	rn := newRunner(t, steps{n: 4}, harness.Options{})
+	rn := newRunner(t, steps{n: 4}, sim.Options{})
 	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 3}, {Kind: faults.Power, Beat: 6}})
 	if c.Verdict.Outcome != oracle.Pass || c.Verdict.Metrics.Restarts != 2 || len(c.Unfired) != 0 {
 		t.Fatalf("%s (restarts %d, unfired %v)", c, c.Verdict.Metrics.Restarts, c.Unfired)
@@ -226,7 +226,7 @@ func TestCrashDuringRecovery(t *testing.T) {
 
 func TestHungRecoveryIsUnknown(t *testing.T) {
 	target := steps{n: 3, onResume: func(env *harness.Env, done int) { select {} }}
-	rn := newRunner(t, target, harness.Options{Timeout: time.Second})
+	rn := newRunner(t, target, sim.Options{Timeout: time.Second})
 	c := rn.Run(kill(4))
 	if c.Verdict.Outcome != oracle.Unknown || !strings.Contains(c.Verdict.Reason, "hung: no beat for 1s") {
 		t.Fatalf("%s", c)
@@ -235,7 +235,7 @@ func TestHungRecoveryIsUnknown(t *testing.T) {
 
 func TestPanickingRecoveryDoesNotComplete(t *testing.T) {
 	target := steps{n: 3, onResume: func(env *harness.Env, done int) { panic("cannot read my own checkpoint") }}
-	c := newRunner(t, target, harness.Options{}).Run(kill(4))
+	c := newRunner(t, target, sim.Options{}).Run(kill(4))
 	if !c.Breaks(oracle.Completes) || !strings.Contains(c.Verdict.Violations[0].Detail, "panicked: cannot read my own checkpoint (at sim_test.TestPanickingRecoveryDoesNotComplete.func1 process_test.go:") {
 		t.Fatalf("%s", c)
 	}
@@ -251,7 +251,7 @@ func TestFailingRecoveryStops(t *testing.T) {
 		}
 		return steps{n: 2}.Run(ctx, env)
 	}}
-	c := newRunner(t, target, harness.Options{}).Run(kill(2))
+	c := newRunner(t, target, sim.Options{}).Run(kill(2))
 	if !c.Breaks(oracle.Completes) || c.Verdict.Metrics.Restarts != 2 || !strings.Contains(c.Verdict.Violations[0].Detail, "fails every time after every fault has ended (processes 1 and 2 failed without progress)") {
 		t.Fatalf("%s", c)
 	}
@@ -264,7 +264,7 @@ func TestLivelockIsBounded(t *testing.T) {
 			env.Mark("spinning")
 		}
 	}}
-	rn := newRunner(t, target, harness.Options{})
+	rn := newRunner(t, target, sim.Options{})
 	c := rn.Run(kill(4))
 	if !c.Breaks(oracle.Completes) || !strings.Contains(c.Verdict.Violations[0].Detail, "no end in sight") {
 		t.Fatalf("%s", c)
@@ -276,7 +276,7 @@ func TestLivelockIsBounded(t *testing.T) {
 
 // Faults that come after the run has ended are reported as unfired, not silently dropped.
 func TestUnfiredFaultsAreReported(t *testing.T) {
-	rn := newRunner(t, steps{n: 2}, harness.Options{})
+	rn := newRunner(t, steps{n: 2}, sim.Options{})
 	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 1}, {Kind: faults.Power, Beat: 500}})
 	if len(c.Unfired) != 1 || c.Unfired[0].Beat != 500 {
 		t.Fatalf("unfired = %v", c.Unfired)
@@ -294,7 +294,7 @@ func TestRandIsPerProcess(t *testing.T) {
 		draws = append(draws, [2]uint64{uint64(env.Attempt()), env.Rand().Uint64()})
 		return steps{n: 2}.Run(ctx, env)
 	}}
-	rn := newRunner(t, target, harness.Options{Seed: 42, NoDerive: true})
+	rn := newRunner(t, target, sim.Options{Seed: 42, NoDerive: true})
 	rn.Run(kill(3))
 	// golden, golden again, the case's first process, its restart
 	if len(draws) != 4 || draws[0] != draws[1] || draws[0] != draws[2] || draws[3][0] != 1 || draws[3][1] == draws[0][1] {
@@ -306,7 +306,7 @@ func TestRandIsPerProcess(t *testing.T) {
 // power cut at the mark lands before the mark counts, so only the one after it asks whether what
 // the recovery declared durable is. Here it is not: the log's name was never made durable.
 func TestRecoveryWindowReachesPastTheFirstMark(t *testing.T) {
-	rn := newRunner(t, steps{n: 3, syncOnCreate: true}, harness.Options{})
+	rn := newRunner(t, steps{n: 3, syncOnCreate: true}, sim.Options{})
 	window := rn.Recovery(1) // kill@1: the log created, the directory not yet fsynced
 	beats := rn.Beats(faults.Schedule{{Kind: faults.Kill, Beat: 1}}, 1)
 	last := window[len(window)-1]

@@ -23,7 +23,7 @@ var ErrInterrupted = errors.New("interrupted")
 // Runner runs cases against one target. NewRunner records the target's golden run (twice, to
 // check that it is deterministic); each case then runs the target under a schedule and judges
 // the outcome against the golden run. Cases with a fleet fault (lease, deploy, switch) need
-// several workers; they are judged against a golden run of harness.Options.FleetReplicas workers,
+// several workers; they are judged against a golden run of Options.FleetReplicas workers,
 // recorded the first time one is needed.
 //
 // A case whose first fault is a crash does not re-run the golden prefix: the disk, the world and
@@ -32,7 +32,7 @@ var ErrInterrupted = errors.New("interrupted")
 type Runner struct {
 	ctx       context.Context
 	newTarget func() harness.Target
-	o         harness.Options
+	o         Options
 	tools     []harness.Tool
 	stater    bool
 	cmp       []cmp.Option
@@ -48,7 +48,7 @@ type Runner struct {
 // second one does the same. newTarget is called once per process (the golden runs' included,
 // and every restart's), so that whatever a process keeps in memory dies with it; Fresh makes
 // one from a template value. NewRunner returns an error if the golden run does not complete
-// within its bounds (a *BoundError: harness.Options.MaxBeats, harness.Options.MaxVirtualTime), hangs, panics,
+// within its bounds (a *BoundError: Options.MaxBeats, Options.MaxVirtualTime), hangs, panics,
 // or is not deterministic (wrapping ErrNondeterministic).
 //
 // The first golden run is counted, not recorded: it keeps the number of its beats and hashes of
@@ -56,7 +56,7 @@ type Runner struct {
 // with its beats. The second, known to end, is recorded, and compared with the first: a
 // difference is reported with the first beat at which they part (found, when the first run's
 // checkpoints cannot tell, by a third run compared with the second as it goes).
-func NewRunner(newTarget func() harness.Target, opts harness.Options) (*Runner, error) {
+func NewRunner(newTarget func() harness.Target, opts Options) (*Runner, error) {
 	return NewRunnerContext(context.Background(), newTarget, opts)
 }
 
@@ -65,7 +65,7 @@ func NewRunner(newTarget func() harness.Target, opts harness.Options) (*Runner, 
 // Env.AtEnd functions run). A golden run stopped so fails with an error wrapping ErrInterrupted
 // and ctx's cause, and is recorded again if asked for again; a case stopped so is unknown, and
 // says so (Case.Interrupted).
-func NewRunnerContext(ctx context.Context, newTarget func() harness.Target, opts harness.Options) (*Runner, error) {
+func NewRunnerContext(ctx context.Context, newTarget func() harness.Target, opts Options) (*Runner, error) {
 	if newTarget == nil {
 		panic("sim: NewRunner with a nil target constructor")
 	}
@@ -114,7 +114,7 @@ func (rn *Runner) Unsupported(k faults.Kind) string {
 	return ""
 }
 
-// replicas returns how many workers run schedule s: harness.Options.Replicas, or FleetReplicas when s
+// replicas returns how many workers run schedule s: Options.Replicas, or FleetReplicas when s
 // holds a fleet fault.
 func (rn *Runner) replicas(s faults.Schedule) int {
 	for _, f := range s {
@@ -144,7 +144,7 @@ func (rn *Runner) state() harness.Stater {
 }
 
 // Options returns the runner's options, with defaults filled in.
-func (rn *Runner) Options() harness.Options { return rn.o }
+func (rn *Runner) Options() Options { return rn.o }
 
 // Run runs one case: the target under schedule s, restarted after every crash, judged against
 // the golden run. It panics on a schedule that ParseSchedule would refuse (Schedule.Validate).
@@ -281,9 +281,9 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	// golden run, so that a recovery replaying the work at once is not mistaken for one.
 	r.goldenSpin = gold.r.rec.maxSpin
 	r.maxSpin = max(10*r.goldenSpin, g+1000)
-	if scaled := harness.HangFactor * gold.maxGap; scaled > o.Timeout {
+	if scaled := HangFactor * gold.maxGap; scaled > o.Timeout {
 		o.Timeout = scaled.Round(time.Millisecond)
-		r.hangWhy = fmt.Sprintf(", %d times the golden run's longest gap between beats", harness.HangFactor)
+		r.hangWhy = fmt.Sprintf(", %d times the golden run's longest gap between beats", HangFactor)
 	}
 	r.beats = rn.buffer(g)
 	var x ending
@@ -337,7 +337,7 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 // RunBare runs the target once, uninterrupted, outside any campaign: its processes use fsys
 // directly, with no beats and no faults, under the same scheduler and virtual time. It serves
 // to measure a target without chaoskit, or to smoke-test an adapter.
-func RunBare(newTarget func() harness.Target, fsys afero.Fs, opts harness.Options) (any, error) {
+func RunBare(newTarget func() harness.Target, fsys afero.Fs, opts Options) (any, error) {
 	if fsys == nil {
 		panic("sim: RunBare with a nil filesystem")
 	}

@@ -3,8 +3,6 @@ package sim
 import (
 	"fmt"
 	"time"
-
-	"github.com/chaoskit/chaoskit/harness"
 )
 
 // failed supervises process p of slot s, which ended on its own with an error or a panic, as
@@ -14,7 +12,7 @@ import (
 //
 // A process is disturbed when a fault fired in its lifetime, or was still in force when it
 // started, or when the world still had something to deliver (a late effect, a message) at its
-// end. The failure of a disturbed process does not count against harness.Options.MaxRestarts: a disk
+// end. The failure of a disturbed process does not count against Options.MaxRestarts: a disk
 // full for an hour is waited out, restart after restart, however many the back-off takes. The
 // failure of an undisturbed process does; two in a row that made no progress (no mark the run had
 // not made before them) end the run, failed: nothing is left that could make a third process
@@ -23,7 +21,7 @@ import (
 func (r *run) failed(p *process, s *slot) (ending, bool) {
 	p.failed = true
 	r.failedProcs++
-	if rf := r.o.RestartFailed; rf == harness.RestartNever || rf > 0 && r.failedProcs > rf {
+	if rf := r.o.RestartFailed; rf == RestartNever || rf > 0 && r.failedProcs > rf {
 		s.done = true
 		return ending{}, false
 	}
@@ -65,7 +63,7 @@ func (r *run) progressed(p *process) bool {
 }
 
 // restart schedules a new process for slot s after delay, unless the restarts are used up:
-// harness.Options.MaxRestarts of those that count (those after a crash or an undisturbed failure).
+// Options.MaxRestarts of those that count (those after a crash or an undisturbed failure).
 func (r *run) restart(s *slot, delay time.Duration, counts bool) (ending, bool) {
 	if counts && r.counted >= r.o.MaxRestarts {
 		r.killAll()

@@ -246,7 +246,7 @@ func TestTraceNamesTheFleetsExtraWorker(t *testing.T) {
 			return nil, nil
 		},
 	}
-	rn := newRunner(t, notify, harness.Options{})
+	rn := newRunner(t, notify, sim.Options{})
 	c := rn.Run(faults.Schedule{{Kind: faults.Deploy, Beat: 3}})
 	if c.Verdict.Outcome != oracle.Fail {
 		t.Fatalf("a single-instance target notifying again after a deploy passed: %s", c)

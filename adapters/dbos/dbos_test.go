@@ -95,7 +95,7 @@ func runner(t *testing.T, keys bool, journal string) *sim.Runner {
 	if journal != "delete" {
 		name += "-" + journal
 	}
-	rn, err := sim.NewRunner(harness.Fresh(workflow(keys, journal)), harness.Options{Name: name})
+	rn, err := sim.NewRunner(harness.Fresh(workflow(keys, journal)), sim.Options{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestStepErrorsAreForeverWithoutRetries(t *testing.T) {
 	kinds := []faults.Kind{faults.ToolTransient, faults.ToolAmbiguous, faults.ToolTimeout,
 		faults.ModelRateLimit, faults.ModelError, faults.ModelContext, faults.ModelHang}
 	for _, retries := range []string{"3", "0"} {
-		rn, err := sim.NewRunner(harness.Fresh(workflow(true, "delete", "-retries="+retries)), harness.Options{Name: "dbos/keyed-retries-" + retries})
+		rn, err := sim.NewRunner(harness.Fresh(workflow(true, "delete", "-retries="+retries)), sim.Options{Name: "dbos/keyed-retries-" + retries})
 		if err != nil {
 			t.Fatal(err)
 		}

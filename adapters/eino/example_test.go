@@ -15,7 +15,7 @@ import (
 // checkpoint saved after the model decided, runs the order node again with the same tool call
 // id, hence the same idempotency key, and the world answers with the first order.
 func ExampleGraph() {
-	rn, err := sim.NewRunner(harness.Fresh(poagent.New(poagent.Correct)), harness.Options{Name: "poagent"})
+	rn, err := sim.NewRunner(harness.Fresh(poagent.New(poagent.Correct)), sim.Options{Name: "poagent"})
 	if err != nil {
 		panic(err)
 	}

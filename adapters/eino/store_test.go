@@ -57,7 +57,7 @@ func TestStoreSurvivesEveryStorageFault(t *testing.T) {
 // A durable byte that flips is found by the checksum: the run stops loudly (detected), it never
 // resumes from a damaged checkpoint.
 func TestStoreDetectsCorruption(t *testing.T) {
-	rn, err := sim.NewRunner(counter, harness.Options{Name: "counter"})
+	rn, err := sim.NewRunner(counter, sim.Options{Name: "counter"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,7 +103,7 @@ func restock(t testing.TB, disk process.Disk, flags ...string) process.Target {
 // runner records the golden run of a target (twice: it must be deterministic).
 func runner(t testing.TB, tg process.Target) *sim.Runner {
 	t.Helper()
-	rn, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: strings.Join(append([]string{"restock"}, tg.Argv[2:]...), " ")})
+	rn, err := sim.NewRunner(harness.Fresh(tg), sim.Options{Name: strings.Join(append([]string{"restock"}, tg.Argv[2:]...), " ")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestRestockRestartsOutAFullDisk(t *testing.T) {
 func TestRestockWallClockIdsAreRefusedAsNondeterministic(t *testing.T) {
 	tg := restock(t, process.Plain, "--key", "task-id", "--wall-clock-ids")
 	t.Parallel()
-	_, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: "restock --key task-id --wall-clock-ids"})
+	_, err := sim.NewRunner(harness.Fresh(tg), sim.Options{Name: "restock --key task-id --wall-clock-ids"})
 	if err == nil {
 		t.Fatal("two golden runs agreed, want them to differ in the task-id key")
 	}

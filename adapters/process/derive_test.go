@@ -47,11 +47,11 @@ func TestDerivedCrashStatesEqualReRuns(t *testing.T) {
 // number of cases.
 func sameEitherWay(t *testing.T, name string, tg process.Target, opts campaign.Options) int {
 	t.Helper()
-	derived, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: name})
+	derived, err := sim.NewRunner(harness.Fresh(tg), sim.Options{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rerun, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: name, NoDerive: true})
+	rerun, err := sim.NewRunner(harness.Fresh(tg), sim.Options{Name: name, NoDerive: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // A child that leaves the command's process group dies with the command all the same: one in a
@@ -43,7 +43,7 @@ func escapes(t *testing.T, how string) {
 	tg := child("correct")
 	tg.Argv = append(tg.Argv, "-escape", how)
 	tg.Env = []string{"CHILD_MARK=" + marks}
-	rn, err := newRunner(t, tg, harness.Options{Name: "child/escape-" + how})
+	rn, err := newRunner(t, tg, sim.Options{Name: "child/escape-" + how})
 	if err != nil {
 		t.Fatal(err)
 	}

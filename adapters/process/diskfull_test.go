@@ -10,9 +10,9 @@ import (
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // A real process on the FUSE disk under a disk full for a minute: the harness that exits with
@@ -39,7 +39,7 @@ func diskFullProcesses(t *testing.T, cases int) {
 		t.Run(tc.mode, func(t *testing.T) {
 			script := "testdata/enospc/checkpoint.py"
 			tg := process.Target{Argv: pythonArgv(t, script, tc.mode), StateArgv: pythonArgv(t, script, "--dump-state"), Disk: process.FUSE}
-			rn, err := newRunner(t, tg, harness.Options{Name: "enospc " + tc.mode})
+			rn, err := newRunner(t, tg, sim.Options{Name: "enospc " + tc.mode})
 			if err != nil {
 				t.Fatal(err)
 			}

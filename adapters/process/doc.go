@@ -14,7 +14,7 @@
 //		ToolList:  []harness.Tool{{Name: "create_po", Contract: harness.IdempotentByKey}},
 //		StateArgv: []string{"python3", "app.py", "--dump-state"},
 //		Disk:      process.FUSE,
-//	}), harness.Options{Name: "burr"})
+//	}), sim.Options{Name: "burr"})
 //
 // # One process, three concerns
 //

@@ -262,7 +262,7 @@ func TestNodeExampleSurvivesKillsAndToolFaults(t *testing.T) {
 	scope := leftover.New("")
 	tg := nodeExample(t, node)
 	tg.Env = append(tg.Env, scope.Env())
-	rn, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: "node/app"})
+	rn, err := sim.NewRunner(harness.Fresh(tg), sim.Options{Name: "node/app"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestNodeExampleBrokenIsCaught(t *testing.T) {
 	scope := leftover.New("")
 	tg := nodeExample(t, node, "--broken")
 	tg.Env = append(tg.Env, scope.Env())
-	rn, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: "node/app --broken"})
+	rn, err := sim.NewRunner(harness.Fresh(tg), sim.Options{Name: "node/app --broken"})
 	if err != nil {
 		t.Fatal(err)
 	}

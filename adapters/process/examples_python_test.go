@@ -90,7 +90,7 @@ func shellJoin(argv []string) string {
 // exampleRunner records the golden run of an example's target (twice, as NewRunner does).
 func exampleRunner(t *testing.T, name string, tg process.Target) *sim.Runner {
 	t.Helper()
-	rn, err := sim.NewRunner(harness.Fresh(tg), harness.Options{Name: name})
+	rn, err := sim.NewRunner(harness.Fresh(tg), sim.Options{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,14 +297,14 @@ func BenchmarkBurrCaseVsBareRun(b *testing.B) {
 			if bc.disk == process.FUSE {
 				needs.Err(b, fusefs.Available())
 			}
-			faultCase := faultCycle(b, harness.Fresh(tg), bc.kind, harness.Options{})
+			faultCase := faultCycle(b, harness.Fresh(tg), bc.kind, sim.Options{})
 			var caseT, bareT time.Duration
 			i := 0
 			for b.Loop() {
 				t0 := time.Now()
 				faultCase(i)
 				t1 := time.Now()
-				if _, err := sim.RunBare(harness.Fresh(bare), afero.NewMemMapFs(), harness.Options{}); err != nil {
+				if _, err := sim.RunBare(harness.Fresh(bare), afero.NewMemMapFs(), sim.Options{}); err != nil {
 					b.Fatal(err)
 				}
 				t2 := time.Now()
@@ -321,7 +321,7 @@ func BenchmarkBurrCaseVsBareRun(b *testing.B) {
 // faultCycle records the golden run of the target newTarget builds and returns a function that
 // runs the i-th case of a cycle through a fault of kind at every golden beat, failing the
 // benchmark if the case does not pass.
-func faultCycle(b *testing.B, newTarget func() harness.Target, kind faults.Kind, opts harness.Options) func(i int) *sim.Case {
+func faultCycle(b *testing.B, newTarget func() harness.Target, kind faults.Kind, opts sim.Options) func(i int) *sim.Case {
 	opts.Name = "burr"
 	rn, err := sim.NewRunner(newTarget, opts)
 	if err != nil {
@@ -407,7 +407,7 @@ func BenchmarkBurrKillToRestart(b *testing.B) {
 	target := stampedTarget{Target: plain, ended: &stamps{at: map[string]int64{}}}
 	target.Argv = append([]string{plain.Argv[0], "-S", "-B", wrapper, client}, plain.Argv[3:]...)
 	target.Env = []string{"CHAOSKIT_BENCH_LOG=" + log}
-	killCase := faultCycle(b, harness.Fresh(target), faults.Kill, harness.Options{NoDerive: true})
+	killCase := faultCycle(b, harness.Fresh(target), faults.Kill, sim.Options{NoDerive: true})
 	var killToReaped, reapedToHello time.Duration
 	i := 0
 	for b.Loop() {

@@ -8,9 +8,9 @@ import (
 	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // onFUSE returns the test child in mode with its state directory mounted over the fault disk,
@@ -43,7 +43,7 @@ func noChaoskitMounts(t *testing.T) {
 // survives kill, power, torn, diskfull and fsyncfail at every beat. (It keeps no checksum, so a
 // flipped bit, corrupt, would become its state: it is left out.)
 func TestFUSEChildSurvivesEveryStorageFault(t *testing.T) {
-	rn, err := newRunner(t, onFUSE(t, "correct"), harness.Options{})
+	rn, err := newRunner(t, onFUSE(t, "correct"), sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestFUSEChildSurvivesEveryStorageFault(t *testing.T) {
 // and is caught by a power loss, which takes its checkpoint away: the fault the plain disk
 // cannot give.
 func TestFUSEPowerCatchesAMissingFsync(t *testing.T) {
-	rn, err := newRunner(t, onFUSE(t, "no-fsync"), harness.Options{})
+	rn, err := newRunner(t, onFUSE(t, "no-fsync"), sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestFUSEPowerKeepsOnlyWhatWasFsynced(t *testing.T) {
 		ls | tr '\n' ' ' >&2; [ -f kept ] && [ ! -s lost ] && exec "$0" -mode tour
 	fi`, childBin}
 	target.StateArgv = nil
-	rn, err := newRunner(t, target, harness.Options{Name: "sync"})
+	rn, err := newRunner(t, target, sim.Options{Name: "sync"})
 	if err != nil {
 		t.Fatal(err)
 	}

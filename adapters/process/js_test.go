@@ -69,7 +69,7 @@ func TestJSRefusal(t *testing.T) {
 	tour := jsTour(t)
 	// The first process tours; the one restarted after the kill refuses.
 	target := process.Target{Argv: []string{"sh", "-c", `if [ "$CHAOSKIT_ATTEMPT" = 0 ]; then exec "$0" "$1"; else exec "$0" "$1" --refuse; fi`, node, tour}, ToolList: tools}
-	rn, err := sim.NewRunner(harness.Fresh(target), harness.Options{Name: "js/refuser"})
+	rn, err := sim.NewRunner(harness.Fresh(target), sim.Options{Name: "js/refuser"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestJSRefusal(t *testing.T) {
 // tourResult runs a tour of the protocol (seed 3, no fault) and returns its result, printed.
 func tourResult(t *testing.T, tour process.Target) string {
 	t.Helper()
-	rn, err := sim.NewRunner(harness.Fresh(tour), harness.Options{Name: tour.Name(), Seed: 3})
+	rn, err := sim.NewRunner(harness.Fresh(tour), sim.Options{Name: tour.Name(), Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestOSSyncMakesTheDiskDurable(t *testing.T) {
 // kills it with SIGSYS, explained.
 func TestOSSyncRefusedWhereItCannotBeTrapped(t *testing.T) {
 	defer process.FatalSyncs()()
-	_, err := sim.NewRunner(harness.Fresh(ossync(t, false)), harness.Options{Name: "ossync"})
+	_, err := sim.NewRunner(harness.Fresh(ossync(t, false)), sim.Options{Name: "ossync"})
 	if err == nil || !strings.Contains(err.Error(), "killed by SIGSYS: it called sync(2) or syncfs(2), which a FUSE server is never told of") ||
 		strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err = %v", err)

@@ -50,7 +50,7 @@ func child(mode string) process.Target {
 		StateArgv: []string{childBin, "-dump-state"}}
 }
 
-func newRunner(t *testing.T, target process.Target, opts harness.Options) (*sim.Runner, error) {
+func newRunner(t *testing.T, target process.Target, opts sim.Options) (*sim.Runner, error) {
 	t.Helper()
 	if opts.Name == "" {
 		opts.Name = "child/" + target.Argv[2]
@@ -70,7 +70,7 @@ func explore(t *testing.T, rn *sim.Runner, kinds ...faults.Kind) []*sim.Case {
 // The correct child survives a real SIGKILL at every beat, and every tool fault: its
 // checkpoint is written before its mark, and it retries with the same key.
 func TestCorrectChildSurvivesEveryKill(t *testing.T) {
-	rn, err := newRunner(t, child("correct"), harness.Options{})
+	rn, err := newRunner(t, child("correct"), sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestCorrectChildSurvivesEveryKill(t *testing.T) {
 // The child that acts before it saves, without a key, files an order twice when it is killed
 // between the two: no-duplicate-effects catches it, and the case replays.
 func TestActThenSaveChildIsCaught(t *testing.T) {
-	rn, err := newRunner(t, child("act-then-save"), harness.Options{})
+	rn, err := newRunner(t, child("act-then-save"), sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestActThenSaveChildIsCaught(t *testing.T) {
 
 // Every request of the protocol answers as its Env call does in-process.
 func TestEveryRequest(t *testing.T) {
-	rn, err := newRunner(t, child("tour"), harness.Options{Seed: 3})
+	rn, err := newRunner(t, child("tour"), sim.Options{Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestEveryRequest(t *testing.T) {
 func TestRefusal(t *testing.T) {
 	target := child("refuse")
 	target.Argv = []string{"sh", "-c", `if [ "$CHAOSKIT_ATTEMPT" = 0 ]; then exec "$0" -mode tour; else exec "$0" -mode refuse; fi`, childBin}
-	rn, err := sim.NewRunner(harness.Fresh(target), harness.Options{Name: "refuser"})
+	rn, err := sim.NewRunner(harness.Fresh(target), sim.Options{Name: "refuser"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestRefusal(t *testing.T) {
 // A failure is confirmed by a second run before it is reported; what the two runs say may
 // differ where it quotes a temporary directory, new each run, and the failure still stands.
 func TestFailureQuotingItsStateDirIsAFailure(t *testing.T) {
-	rn, err := newRunner(t, child("fail-in-state-dir"), harness.Options{})
+	rn, err := newRunner(t, child("fail-in-state-dir"), sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,14 +157,14 @@ func TestFailureQuotingItsStateDirIsAFailure(t *testing.T) {
 // A duration longer than a year is refused rather than left to wrap around; an empty topic's
 // messages are an empty list, present in the response.
 func TestRequestEdges(t *testing.T) {
-	rn, err := newRunner(t, child("long-sleep"), harness.Options{})
+	rn, err := newRunner(t, child("long-sleep"), sim.Options{})
 	if err == nil {
 		t.Fatalf("a sleep of 10^13 ms was served: %v", rn)
 	}
 	if !strings.Contains(err.Error(), "ms 10000000000000 is not a duration chaoskit takes") {
 		t.Fatalf("err = %v", err)
 	}
-	rn, err = newRunner(t, child("empty-messages"), harness.Options{})
+	rn, err = newRunner(t, child("empty-messages"), sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,13 +198,13 @@ func TestBadTargets(t *testing.T) {
 			case "flood":
 				timeout = time.Minute // so that the count of requests, not the clock, stops it on a busy machine
 			}
-			_, err := newRunner(t, child(tc.mode), harness.Options{Timeout: timeout})
+			_, err := newRunner(t, child(tc.mode), sim.Options{Timeout: timeout})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("err = %v\nwant one line containing %q", err, tc.want)
 			}
 		})
 	}
-	_, err := newRunner(t, process.Target{Argv: []string{"/no/such/command"}}, harness.Options{Name: "missing"})
+	_, err := newRunner(t, process.Target{Argv: []string{"/no/such/command"}}, sim.Options{Name: "missing"})
 	if err == nil || !strings.Contains(err.Error(), "starting /no/such/command") {
 		t.Fatalf("err = %v", err)
 	}
@@ -217,7 +217,7 @@ func TestBadTargets(t *testing.T) {
 
 // A plain target refuses the faults it cannot honour, saying what would lift the limit.
 func TestPlainTargetLimits(t *testing.T) {
-	rn, err := newRunner(t, child("correct"), harness.Options{})
+	rn, err := newRunner(t, child("correct"), sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestPlainTargetLimits(t *testing.T) {
 	if c.Verdict.Outcome != oracle.Unknown || !strings.Contains(c.Verdict.Reason, "--disk fuse") {
 		t.Fatalf("%s", c)
 	}
-	if _, err := newRunner(t, child("correct"), harness.Options{Replicas: 2}); err == nil || !strings.Contains(err.Error(), "cannot run 2 workers") {
+	if _, err := newRunner(t, child("correct"), sim.Options{Replicas: 2}); err == nil || !strings.Contains(err.Error(), "cannot run 2 workers") {
 		t.Fatalf("err = %v", err)
 	}
 }

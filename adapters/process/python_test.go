@@ -74,7 +74,7 @@ func TestPythonClientUnit(t *testing.T) {
 // the Go client's tour gets (TestEveryRequest), plus the lease's new expiry.
 func TestPythonTour(t *testing.T) {
 	target := process.Target{Argv: pythonArgv(t, "python/tour.py"), ToolList: tools}
-	rn, err := sim.NewRunner(harness.Fresh(target), harness.Options{Name: "python/tour", Seed: 3})
+	rn, err := sim.NewRunner(harness.Fresh(target), sim.Options{Name: "python/tour", Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ if ck.attempt == 0:
 else:
     ck.refuse("cannot tell whether order 7 was filed")`
 	target := process.Target{Argv: []string{pythonExe(t), "-S", "-B", "-c", script, client}}
-	rn, err := sim.NewRunner(harness.Fresh(target), harness.Options{Name: "python/refuse"})
+	rn, err := sim.NewRunner(harness.Fresh(target), sim.Options{Name: "python/refuse"})
 	if err != nil {
 		t.Fatal(err)
 	}

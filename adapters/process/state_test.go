@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // The state command runs once per distinct disk: every case of the correct child's kill campaign
@@ -25,7 +25,7 @@ func TestStateCommandRunsOncePerDisk(t *testing.T) {
 			log := filepath.Join(t.TempDir(), "dumps")
 			tg := child(tc.mode)
 			tg.Env = []string{"CHILD_DUMP_LOG=" + log}
-			rn, err := newRunner(t, tg, harness.Options{})
+			rn, err := newRunner(t, tg, sim.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/sim"
 )
@@ -26,7 +25,7 @@ func TestRecoveryThatFindsTheWorkDoneMakesNoBeat(t *testing.T) {
 			if disk == process.FUSE {
 				tg = onFUSE(t, "correct")
 			}
-			rn, err := newRunner(t, tg, harness.Options{})
+			rn, err := newRunner(t, tg, sim.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -174,7 +174,7 @@ func (r *benchReport) reference(c *cli) error {
 	var bare, cases time.Duration
 	for i, s := range scheds { // one loop, alternating, so that the machine's mood weighs on both alike
 		t0 := time.Now()
-		if _, err := sim.RunBare(newAgent, afero.NewMemMapFs(), harness.Options{}); err != nil {
+		if _, err := sim.RunBare(newAgent, afero.NewMemMapFs(), sim.Options{}); err != nil {
 			return err
 		}
 		t1 := time.Now()
@@ -223,7 +223,7 @@ func benchSynthetic(ctx context.Context, n int) (benchPoint, error) {
 	kill := func(b int) faults.Schedule { return faults.Schedule{{Kind: faults.Kill, Beat: b}} }
 	for range rounds {
 		t0 := time.Now()
-		if _, err := sim.RunBare(newAgent, afero.NewMemMapFs(), harness.Options{}); err != nil {
+		if _, err := sim.RunBare(newAgent, afero.NewMemMapFs(), sim.Options{}); err != nil {
 			return p, err
 		}
 		t1 := time.Now()
@@ -434,7 +434,7 @@ func benchOneCommand(c *cli, cmd reports.Command, eb execBench) (benchCommand, e
 	}
 	bare := func(t campaign.Target) func() error { // on the disk chaoskit's cases use, with no beat
 		return func() error {
-			_, err := sim.RunBare(t.New, faults.NewDisk(faults.DiskOptions{}), harness.Options{})
+			_, err := sim.RunBare(t.New, faults.NewDisk(faults.DiskOptions{}), sim.Options{})
 			return err
 		}
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/sim"
 )
@@ -104,9 +103,9 @@ func param(c *campaign.Campaign, name string) string {
 	case "restart-backoff":
 		return o.RestartBackoff
 	case "max-beats":
-		return strconv.Itoa(cmp.Or(o.MaxBeats, harness.DefaultMaxBeats))
+		return strconv.Itoa(cmp.Or(o.MaxBeats, sim.DefaultMaxBeats))
 	case "max-virtual-time":
-		return cmp.Or(o.MaxVirtualTime, harness.DefaultMaxVirtualTime.String())
+		return cmp.Or(o.MaxVirtualTime, sim.DefaultMaxVirtualTime.String())
 	case "fs-model":
 		return c.Options.FSModel.String()
 	}

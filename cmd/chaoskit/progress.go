@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // progressEvery is how often, at most, the progress bar is redrawn.
@@ -64,13 +64,13 @@ func (p *progress) callback() func(done, total, failed int) {
 	return p.update
 }
 
-// golden returns a harness.Options.OnGolden that draws how far each golden run has got, or nil
+// golden returns a sim.Options.OnGolden that draws how far each golden run has got, or nil
 // for no bar.
-func (p *progress) golden() func(harness.GoldenProgress) {
+func (p *progress) golden() func(sim.GoldenProgress) {
 	if p == nil {
 		return nil
 	}
-	return func(g harness.GoldenProgress) {
+	return func(g sim.GoldenProgress) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.write(goldenLine(g))
@@ -79,7 +79,7 @@ func (p *progress) golden() func(harness.GoldenProgress) {
 
 // goldenLine renders how far a golden run has got: its beats, of how many once known (else
 // under which bound), and its virtual time.
-func goldenLine(g harness.GoldenProgress) string {
+func goldenLine(g sim.GoldenProgress) string {
 	beats := fmt.Sprintf("%d beats (--max-beats %d)", g.Beats, g.MaxBeats)
 	if g.Of > 0 {
 		beats = fmt.Sprintf("%d of %d beats", g.Beats, g.Of)

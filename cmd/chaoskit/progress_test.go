@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // fakeClock is a clock that moves only when told to.
@@ -86,8 +86,8 @@ func TestGoldenProgress(t *testing.T) {
 	clock := &fakeClock{time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	p := newProgress(&buf, clock.now)
 	show := p.golden()
-	show(harness.GoldenProgress{Target: "flood", Run: 1, Beats: 123456, Virtual: 90 * time.Minute, MaxBeats: 1_000_000, MaxVirtualTime: time.Hour})
-	show(harness.GoldenProgress{Target: "app", Run: 2, Beats: 100, Virtual: 1500 * time.Millisecond, Of: 254})
+	show(sim.GoldenProgress{Target: "flood", Run: 1, Beats: 123456, Virtual: 90 * time.Minute, MaxBeats: 1_000_000, MaxVirtualTime: time.Hour})
+	show(sim.GoldenProgress{Target: "app", Run: 2, Beats: 100, Virtual: 1500 * time.Millisecond, Of: 254})
 	p.update(0, 10, 0)
 	p.end()
 	draws := strings.Split(buf.String(), "\r")[1:]

@@ -9,9 +9,9 @@ import (
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 func runReplay(c *cli, args []string) error {
@@ -22,7 +22,7 @@ func runReplay(c *cli, args []string) error {
 	schedule := fs.String("schedule", "", "the schedule, e.g. 'power@17' or 'kill@4,kill@9'")
 	fsModel := fs.String("fs-model", "posix", "what a power loss keeps: posix or ext4-ordered (as the campaign ran)")
 	restart := fs.String("restart", "always", "restart a process that fails on its own: always, never, or at most N times (as the campaign ran)")
-	backoff := fs.String("restart-backoff", harness.DefaultBackoff.String(), "how long a failed process waits to be restarted (as the campaign ran)")
+	backoff := fs.String("restart-backoff", sim.DefaultBackoff.String(), "how long a failed process waits to be restarted (as the campaign ran)")
 	ef := addExecFlags(fs)
 	bf := addBoundFlags(fs)
 	pos, err := c.parse(fs, args)
@@ -38,7 +38,7 @@ func runReplay(c *cli, args []string) error {
 	// How the case runs (restarts, the golden runs' bounds, the filesystem model): from the
 	// report, or from the flags.
 	params := reports.Options{Restart: *restart, FSModel: *fsModel}
-	if *backoff != harness.DefaultBackoff.String() {
+	if *backoff != sim.DefaultBackoff.String() {
 		params.RestartBackoff = *backoff
 	}
 	if *caseID != "" {
@@ -103,7 +103,7 @@ func runReplay(c *cli, args []string) error {
 		return usagef("--schedule: %v", err)
 	}
 	bar := c.progress()
-	o := campaign.Options{Options: harness.Options{Seed: *seed, OnGolden: bar.golden()}}
+	o := campaign.Options{Options: sim.Options{Seed: *seed, OnGolden: bar.golden()}}
 	id.ApplyCase(&o.Options)
 	rn, err := campaign.NewRunner(c.ctx, t, o)
 	bar.end()

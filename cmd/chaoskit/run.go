@@ -13,7 +13,6 @@ import (
 	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
-	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/sim"
@@ -55,18 +54,18 @@ type boundFlags struct {
 
 func addBoundFlags(fs *flag.FlagSet) *boundFlags {
 	return &boundFlags{
-		beats: fs.Int("max-beats", harness.DefaultMaxBeats, "refuse a target whose golden run makes more beats than this without finishing (a harness that never ends)"),
-		time:  fs.Duration("max-virtual-time", harness.DefaultMaxVirtualTime, "refuse a target whose golden run takes more virtual time than this without finishing"),
+		beats: fs.Int("max-beats", sim.DefaultMaxBeats, "refuse a target whose golden run makes more beats than this without finishing (a harness that never ends)"),
+		time:  fs.Duration("max-virtual-time", sim.DefaultMaxVirtualTime, "refuse a target whose golden run takes more virtual time than this without finishing"),
 	}
 }
 
 // check refuses a bound that is not positive, naming its flag; set holds the flags given.
 func (b *boundFlags) check(set map[string]bool) error {
 	if set["max-beats"] && *b.beats < 1 {
-		return usagef("--max-beats %d: want 1 or more (leave --max-beats out for the default, %d)", *b.beats, harness.DefaultMaxBeats)
+		return usagef("--max-beats %d: want 1 or more (leave --max-beats out for the default, %d)", *b.beats, sim.DefaultMaxBeats)
 	}
 	if set["max-virtual-time"] && *b.time <= 0 {
-		return usagef("--max-virtual-time %s: want a positive duration (leave --max-virtual-time out for the default, %s)", *b.time, harness.DefaultMaxVirtualTime)
+		return usagef("--max-virtual-time %s: want a positive duration (leave --max-virtual-time out for the default, %s)", *b.time, sim.DefaultMaxVirtualTime)
 	}
 	return nil
 }
@@ -74,10 +73,10 @@ func (b *boundFlags) check(set map[string]bool) error {
 // record returns the bounds as a report records them (reports.Options.MaxBeats and
 // MaxVirtualTime): each empty when it is the default.
 func (b *boundFlags) record() (beats int, virtual string) {
-	if *b.beats != harness.DefaultMaxBeats {
+	if *b.beats != sim.DefaultMaxBeats {
 		beats = *b.beats
 	}
-	if *b.time != harness.DefaultMaxVirtualTime {
+	if *b.time != sim.DefaultMaxVirtualTime {
 		virtual = b.time.String()
 	}
 	return beats, virtual
@@ -94,7 +93,7 @@ func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 	f.seed = fs.Uint64("seed", 1, "the campaign's seed")
 	f.shard = fs.String("shard", "", "run only shard I/N: the cases whose index is I-1 modulo N")
 	f.restart = fs.String("restart", "always", "restart a process that fails on its own: always (as a supervisor would), never, or at most N times")
-	f.backoff = fs.String("restart-backoff", harness.DefaultBackoff.String(), "how long a failed process waits to be restarted, in virtual time: INITIAL..MAX doubling (Kubernetes'), or DELAY every time (systemd's RestartSec)")
+	f.backoff = fs.String("restart-backoff", sim.DefaultBackoff.String(), "how long a failed process waits to be restarted, in virtual time: INITIAL..MAX doubling (Kubernetes'), or DELAY every time (systemd's RestartSec)")
 	f.bounds = addBoundFlags(fs)
 	f.fsModel = fs.String("fs-model", "posix", "what a power loss keeps: posix (only what fsync promises) or ext4-ordered (what ext4's defaults keep)")
 	return f
@@ -122,7 +121,7 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 		return nil, usagef("--cases %d: want 1 or more (leave --cases out for the default: 100 random schedules per target, or every exhaustive one)", *f.cases)
 	}
 	faults, mode, cases, depth, seed, shard, restart, backoff, fsModel := *f.faults, *f.mode, *f.cases, *f.depth, *f.seed, *f.shard, *f.restart, *f.backoff, *f.fsModel
-	if backoff == harness.DefaultBackoff.String() {
+	if backoff == sim.DefaultBackoff.String() {
 		backoff = "" // as a report records the default
 	}
 	maxBeats, maxTime := f.bounds.record()

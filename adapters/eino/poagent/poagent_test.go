@@ -212,7 +212,7 @@ func TestKillBetweenAndInsideNodes(t *testing.T) {
 		{poagent.EndOnly, faults.Kill, []string{"tool create_po", "fs.rename"}, want{1, 2, 11}},
 		{poagent.NoKey, faults.Kill, []string{"tool create_po", "tool create_po"}, want{1, 0, 1}},
 	} {
-		rn, err := sim.NewRunner(target(tc.v), harness.Options{Name: string(tc.v), Repro: replay(tc.v)})
+		rn, err := sim.NewRunner(target(tc.v), sim.Options{Name: string(tc.v), Repro: replay(tc.v)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -247,7 +247,7 @@ func TestReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rn, err := sim.NewRunner(target(v), harness.Options{Name: "eino/" + string(v), Repro: replay(v)})
+	rn, err := sim.NewRunner(target(v), sim.Options{Name: "eino/" + string(v), Repro: replay(v)})
 	if err != nil {
 		t.Fatal(err)
 	}
