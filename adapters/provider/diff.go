@@ -35,12 +35,12 @@ func diffLines(old, new []string, context, limit int) (string, int) {
 		case i < len(old) && j < len(new) && old[i] == new[j]:
 			ops = append(ops, line{' ', old[i]})
 			i, j = i+1, j+1
-		case j < len(new) && (i == len(old) || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, line{'+', new[j]})
-			j++
-		default:
+		case i < len(old) && (j == len(new) || lcs[i+1][j] >= lcs[i][j+1]):
 			ops = append(ops, line{'-', old[i]})
 			i++
+		default:
+			ops = append(ops, line{'+', new[j]})
+			j++
 		}
 	}
 	changed := 0

@@ -3,6 +3,7 @@ package provider
 import (
 	"fmt"
 	"net/http"
+	"slices"
 )
 
 // family is the provider a request is addressed to, which decides how errors and model lists
@@ -70,6 +71,7 @@ func (f family) serverErrorType() string {
 // and Options.Models. It is no model call: it does not reach the Backend.
 func (h *Handler) models(w http.ResponseWriter, f family, id string) {
 	names := append(h.cassette.ModelNames(), h.opts.Models...)
+	slices.Sort(names)
 	entry := func(m string) object {
 		if f.anthropic {
 			return object{{"type", "model"}, {"id", m}, {"display_name", m}, {"created_at", "1970-01-01T00:00:00Z"}}

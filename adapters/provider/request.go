@@ -402,3 +402,16 @@ type named struct {
 		Name string `json:"name"`
 	} `json:"function"`
 }
+
+// Normalize reads a request body of api into its normalized Request, as the Handler does.
+func Normalize(api API, body []byte) (*Request, error) {
+	f, ok := formats[api]
+	if !ok {
+		panic(fmt.Sprintf("provider: Normalize of an unknown API %q", api))
+	}
+	p, err := f.parse(body)
+	if err != nil {
+		return nil, fmt.Errorf("provider: a %s request: %w", api, err)
+	}
+	return p.req, nil
+}
