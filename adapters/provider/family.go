@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -33,6 +34,17 @@ func (f family) write(w http.ResponseWriter, e apiError, extra http.Header, requ
 	}
 	w.Header().Set("x-request-id", requestID)
 	writeJSON(w, e.status, openAIError(e))
+}
+
+// refuse answers a request that could not be read (or that the stand-in does not serve) with a
+// 400 invalid_request_error naming the field, and tells the SDK not to retry it.
+func (f family) refuse(w http.ResponseWriter, err error) {
+	e := apiError{status: 400, typ: "invalid_request_error", message: "chaoskit: " + err.Error()}
+	var ref *refusal
+	if errors.As(err, &ref) {
+		e.param, e.message = ref.param, "chaoskit: "+ref.message
+	}
+	f.write(w, e, http.Header{"X-Should-Retry": {"false"}}, "")
 }
 
 // fault is a fault error as this family answers it; ok is false for an error that is no fault.

@@ -192,12 +192,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p, err := f.parse(data)
 	if err != nil {
-		e := apiError{status: 400, typ: "invalid_request_error", message: "chaoskit: " + err.Error()}
-		var ref *refusal
-		if errors.As(err, &ref) {
-			e.param, e.message = ref.param, "chaoskit: "+ref.message
-		}
-		fam.write(w, e, http.Header{"X-Should-Retry": {"false"}}, "")
+		fam.refuse(w, err)
 		return
 	}
 	call := h.call(r, api, p)
