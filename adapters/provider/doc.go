@@ -26,5 +26,10 @@
 //     ErrContextLength, Cut) and how each provider says them.
 //   - family.go: what differs between OpenAI and Anthropic outside the formats: error
 //     envelopes and GET /v1/models.
-//   - record.go: the Recorder, which proxies to a real provider and writes a cassette.
+//   - record.go: the Recorder, which proxies to a real provider and writes a cassette, and the
+//     reading of a provider's answers (whole or streamed) back into a Reply.
+//   - CASSETTE.md: the cassette file format, for people writing one by hand.
+//   - testdata/sdk: the real SDKs' scripts (openai, @openai/agents, @langchain/openai,
+//     @anthropic-ai/sdk, the Vercel AI SDK, Python's urllib) that sdk_test.go runs against a
+//     Handler; testdata/golden: the answers' bytes.
 package provider

@@ -31,8 +31,9 @@ type RecordOptions struct {
 // with the answer, a stream reassembled into one Reply. The same request answered differently
 // later is recorded as an alternative. Requests the stand-in would refuse (a body it cannot
 // read, previous_response_id) are refused here the same way, so that what records also
-// replays; error answers pass through unrecorded; GET /v1/models passes through. It is safe for
-// concurrent use.
+// replays; error answers pass through unrecorded; GET /v1/models passes through. An answer is
+// recorded before the end of its body reaches the client, so a cassette taken once the agent
+// has read its answers holds them. It is safe for concurrent use.
 type Recorder struct {
 	opts RecordOptions
 
