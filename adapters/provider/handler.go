@@ -61,8 +61,6 @@ type Call struct {
 	Proposal *Interaction
 	// Miss is the *NotFound of a request the cassette does not answer; nil otherwise.
 	Miss error
-
-	parsed *parsed
 }
 
 // Seed returns a fresh-id seed for this call derived from base, the request's digest and
@@ -244,7 +242,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // call builds the Call of a parsed request: its place among the distinct requests, the times
 // it was asked, and the cassette's proposal.
 func (h *Handler) call(r *http.Request, api API, p *parsed) *Call {
-	c := &Call{API: api, Request: p.req, Digest: p.req.Digest(), Stream: p.stream, Header: r.Header.Clone(), parsed: p}
+	c := &Call{API: api, Request: p.req, Digest: p.req.Digest(), Stream: p.stream, Header: r.Header.Clone()}
 	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
 		c.Key = strings.TrimPrefix(auth, "Bearer ")
 	} else {
