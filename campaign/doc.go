@@ -4,7 +4,7 @@
 //
 // Schedules lists a campaign's schedules: Exhaustive (every fault kind at every golden beat
 // where it applies) or Random (Options.Cases schedules drawn from the seed by Draw, the one
-// random engine). Run executes schedules against a sim.Runner, Options.Workers at a time,
+// random engine). Run executes schedules against a sim.Runner, Options.Parallel at a time,
 // and shrinks each Random failure (Shrink) to the smallest schedule that still breaks the same
 // property; Explore does both for one target. Campaign runs several targets into a report
 // (package reports), journaling each case as it finishes (cases.jsonl, ReadJournal) so that an

@@ -32,7 +32,7 @@ func Explore(ctx context.Context, rn *sim.Runner, o Options) ([]*sim.Case, error
 	return cases, nil
 }
 
-// Run runs the given schedules against rn's target, Options.Workers at a time, shrinking each
+// Run runs the given schedules against rn's target, Options.Parallel at a time, shrinking each
 // failure in Random mode, and returns the cases in the order of scheds. index, if not nil,
 // gives each schedule's index in its campaign, which OnCase receives; otherwise that is its
 // position in scheds. Results do not depend on the number of workers. When ctx is done Run
@@ -60,7 +60,7 @@ func Run(ctx context.Context, rn *sim.Runner, scheds []faults.Schedule, index []
 }
 
 // Stream runs the schedules seq yields against rn's target, each with its index in its
-// campaign, Options.Workers at a time, shrinking each failure in Random mode, and hands each
+// campaign, Options.Parallel at a time, shrinking each failure in Random mode, and hands each
 // case to Options.OnCase with its index as it finishes. It keeps no case, and draws a schedule
 // from seq only when a worker is free for it, so that a campaign of any size runs in memory
 // that depends on the number of workers only. When ctx is done Stream stops early; a case
@@ -70,7 +70,7 @@ func Stream(ctx context.Context, rn *sim.Runner, seq iter.Seq2[int, faults.Sched
 	o = o.withDefaults()
 	var mu sync.Mutex
 	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(o.Workers)
+	g.SetLimit(o.Parallel)
 	for k, s := range seq {
 		if ctx.Err() != nil {
 			break

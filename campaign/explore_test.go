@@ -55,7 +55,7 @@ func reportJSON(t testing.TB, c *sim.Case) string {
 // Two campaigns with the same seed give the same cases; the number of workers changes nothing.
 func TestCampaignsAreDeterministic(t *testing.T) {
 	run := func(workers int) []string {
-		o := campaign.Options{Mode: campaign.Random, Cases: 40, Workers: workers}
+		o := campaign.Options{Mode: campaign.Random, Cases: 40, Parallel: workers}
 		o.Seed = 11
 		var out []string
 		for _, c := range explore(t, newRunner(t, agent(reference.ActThenSave), o.Options), o) {
@@ -98,7 +98,7 @@ func (o *orders) Run(ctx context.Context, env *harness.Env) (any, error) {
 // fresh instance), and cases run on several workers at once share nothing (go test -race).
 func TestProgressInMemoryIsCaughtNotRefused(t *testing.T) {
 	rn := newRunner(t, harness.Fresh(orders{}), sim.Options{Name: "orders"})
-	cases := explore(t, rn, campaign.Options{Faults: []faults.Kind{faults.Kill}, Workers: 4})
+	cases := explore(t, rn, campaign.Options{Faults: []faults.Kind{faults.Kill}, Parallel: 4})
 	caught, redone := 0, 0
 	for _, c := range cases {
 		if c.Verdict.Outcome == oracle.Pass {

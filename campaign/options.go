@@ -82,8 +82,9 @@ type Options struct {
 	// Shard, if set, runs only the cases whose index in the list of schedules is Shard.I-1
 	// modulo Shard.N.
 	Shard reports.Shard
-	// Workers is how many cases run at once (default GOMAXPROCS). Results do not depend on it.
-	Workers int
+	// Parallel is how many cases run at once (default GOMAXPROCS; the command line's --workers),
+	// not to be confused with the target's workers (Options.Workers). Results do not depend on it.
+	Parallel int
 	// OnCase, if set, is called with each case as it finishes (after shrinking), in the order
 	// cases finish, from one goroutine at a time, with the case's index in the list of
 	// schedules.
@@ -123,8 +124,8 @@ func (o Options) withDefaults() Options {
 	if len(o.LeasePauses) == 0 {
 		o.LeasePauses = []time.Duration{15 * time.Second, 45 * time.Second, 2 * time.Hour}
 	}
-	if o.Workers <= 0 {
-		o.Workers = runtime.GOMAXPROCS(0)
+	if o.Parallel <= 0 {
+		o.Parallel = runtime.GOMAXPROCS(0)
 	}
 	return o
 }

@@ -302,7 +302,7 @@ type drawer struct {
 
 func newDrawer(rn *sim.Runner, o Options) (*drawer, error) {
 	o = o.withDefaults()
-	d := &drawer{rn: rn, o: o, fleet: rn.Options().FleetReplicas, probes: newProbes()}
+	d := &drawer{rn: rn, o: o, fleet: rn.Options().FleetWorkers, probes: newProbes()}
 	for i, s := range []faults.Schedule{nil, {{Kind: faults.Lease}}} {
 		if i == 1 && !slices.ContainsFunc(o.Faults, isFleet) {
 			break

@@ -21,8 +21,8 @@
 //
 // Time is virtual. A process's threads (its Run and those it starts with Env.Go) run one at a
 // time; when all of them wait, the clock jumps to the next thing due, so a 52-hour approval wait
-// costs nothing. sim.Options.Replicas workers can run the target at once over one disk and world,
+// costs nothing. sim.Options.Workers workers can run the target at once over one disk and world,
 // switching only at beats under a seeded scheduler. Cases with a fleet fault (lease, deploy,
-// switch) run with sim.Options.FleetReplicas workers, so that a worker frozen past its lease can be
+// switch) run with sim.Options.FleetWorkers workers, so that a worker frozen past its lease can be
 // taken over.
 package harness

@@ -28,7 +28,7 @@ type kernel interface {
 	FS() afero.Fs
 	Now() time.Time
 	Rand() *rand.Rand
-	Attempt() int
+	Process() int
 	Worker() int
 	AtEnd(f func())
 	Mark(label string)
@@ -68,13 +68,13 @@ func (e *Env) Rand() *rand.Rand {
 	return e.k.Rand()
 }
 
-// Attempt numbers the process: 0 for the first, then one more per process started, whatever
+// Process numbers the process: 0 for the first, then one more per process started, whatever
 // its worker.
-func (e *Env) Attempt() int {
-	return e.k.Attempt()
+func (e *Env) Process() int {
+	return e.k.Process()
 }
 
-// Worker numbers the worker (from 0 to sim.Options.Replicas-1) the process belongs to.
+// Worker numbers the worker (from 0 to sim.Options.Workers-1) the process belongs to.
 func (e *Env) Worker() int {
 	return e.k.Worker()
 }

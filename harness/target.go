@@ -70,7 +70,7 @@ type Limits struct {
 	// that say what would lift the limit. A case of such a kind is unknown, with that reason.
 	Unsupported map[faults.Kind]string
 	// OneWorker, if set, says why the target cannot run with more than one worker (sim.
-	// Options.Replicas); sim.NewRunner refuses more, with that reason.
+	// Options.Workers); sim.NewRunner refuses more, with that reason.
 	OneWorker string
 }
 

@@ -64,7 +64,7 @@ type Call struct {
 	// with equal Args are the same effect whatever their keys: put in Args what the effect does
 	// (the vendor, the amount), and leave out what may legitimately differ between runs. An
 	// effect each worker makes of its own (a worker announcing itself) names the worker in
-	// Args: otherwise two workers making it are taken for a repeat (see sim.Options.FleetReplicas). A
+	// Args: otherwise two workers making it are taken for a repeat (see sim.Options.FleetWorkers). A
 	// json.RawMessage is taken as already encoded, which saves encoding it on every call.
 	Args any
 	// Fence is the caller's fencing token (from its Lease), for Fenced tools; 0 for none.

@@ -10,14 +10,14 @@ import (
 // effect by what it does, so the order applied twice is a duplicate.
 func ExampleCheck() {
 	golden := &oracle.Observation{Completed: true, Result: "PO-1", Beats: 6,
-		Effects:  []oracle.Effect{{Tool: "create_po", Identity: `create_po {"amount":84000}`, Beat: 3}},
-		Attempts: []oracle.Attempt{{First: true}}}
+		Effects:   []oracle.Effect{{Tool: "create_po", Identity: `create_po {"amount":84000}`, Beat: 3}},
+		Processes: []oracle.Process{{First: true}}}
 	faulty := &oracle.Observation{Completed: true, Result: "PO-2", Beats: 11,
 		Effects: []oracle.Effect{
 			{Tool: "create_po", Identity: `create_po {"amount":84000}`, Beat: 3},
-			{Tool: "create_po", Identity: `create_po {"amount":84000}`, Beat: 8, Attempt: 1},
+			{Tool: "create_po", Identity: `create_po {"amount":84000}`, Beat: 8, Process: 1},
 		},
-		Attempts: []oracle.Attempt{{First: true, Crashed: true}, {}}}
+		Processes: []oracle.Process{{First: true, Crashed: true}, {}}}
 	v := oracle.Check(golden, faulty, oracle.Options{})
 	fmt.Println(v.Outcome, v.Metrics.Duplicates)
 	for _, viol := range v.Violations {

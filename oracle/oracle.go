@@ -44,8 +44,8 @@ type Observation struct {
 	// PrefixMarks says the run began with the golden run's first PrefixMarks marks, made as the
 	// golden run made them (a run derived from the golden recording), which Marks leaves out.
 	PrefixMarks int
-	// Attempts lists the processes of the run, in order; the golden run has one.
-	Attempts []Attempt
+	// Processes lists the processes of the run, in order; the golden run has one.
+	Processes []Process
 	// Trace holds a label per beat. The determinism check compares the traces of two golden
 	// runs; it may be nil for other runs.
 	Trace []string
@@ -85,18 +85,18 @@ type Effect struct {
 	Tool     string
 	Identity string // what the effect does: the tool and its arguments, not its idempotency key
 	Beat     int
-	Attempt  int
+	Process  int
 }
 
 // Mark is a progress point the target declared, at a beat, from a process.
 type Mark struct {
 	Beat    int
 	Label   string
-	Attempt int
+	Process int
 }
 
-// Attempt is one process of a run, as work lost is measured from it.
-type Attempt struct {
+// Process is one process of a run, as work lost is measured from it.
+type Process struct {
 	// First says it is the first process of its worker.
 	First bool
 	// Crashed says a fault crashed it; Failed that it ended on its own with an error or a
@@ -169,7 +169,7 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 	var v Verdict
 	v.Metrics.GoldenBeats = golden.Beats
 	v.Metrics.Beats = faulty.Beats
-	for _, a := range faulty.Attempts {
+	for _, a := range faulty.Processes {
 		if !a.First {
 			v.Metrics.Restarts++
 		}
@@ -402,11 +402,11 @@ func (effects) detail(list []effectCount) string {
 				if a.Beat != b.Beat {
 					return a.Beat - b.Beat
 				}
-				return a.Attempt - b.Attempt
+				return a.Process - b.Process
 			})
 			var at []string
 			for _, e := range sent {
-				at = append(at, fmt.Sprintf("beat %d (process %d)", e.Beat, e.Attempt))
+				at = append(at, fmt.Sprintf("beat %d (process %d)", e.Beat, e.Process))
 			}
 			calls := "the call"
 			if len(at) > 1 {

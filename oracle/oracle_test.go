@@ -21,7 +21,7 @@ func effects(ids ...string) []oracle.Effect {
 
 func done(eff []oracle.Effect) *oracle.Observation {
 	return &oracle.Observation{Completed: true, Result: "ok", State: "s", Effects: eff, Beats: 10,
-		Attempts: []oracle.Attempt{{First: true}}}
+		Processes: []oracle.Process{{First: true}}}
 }
 
 func props(v oracle.Verdict) string {
@@ -217,9 +217,9 @@ func TestWorkLost(t *testing.T) {
 		f.Beats = 30
 		f.Marks = []oracle.Mark{{Beat: 2, Label: "m0"}, {Beat: 5, Label: "m1"}}
 		for i, l := range restart {
-			f.Marks = append(f.Marks, oracle.Mark{Beat: 10 + 3*i, Label: l, Attempt: 1})
+			f.Marks = append(f.Marks, oracle.Mark{Beat: 10 + 3*i, Label: l, Process: 1})
 		}
-		f.Attempts = []oracle.Attempt{
+		f.Processes = []oracle.Process{
 			{First: true, Crashed: true, Marks: 2, SinceMark: 1},
 			{Marks: len(restart), ToFirstMark: 2},
 		}
@@ -256,8 +256,8 @@ func TestWorkLostAcrossWorkers(t *testing.T) {
 	golden := done(nil)
 	golden.Marks = []oracle.Mark{{Beat: 2, Label: "a"}, {Beat: 6, Label: "b"}}
 	f := done(nil)
-	f.Marks = []oracle.Mark{{Beat: 2, Label: "a"}, {Beat: 7, Label: "b", Attempt: 0}, {Beat: 9, Label: "b", Attempt: 1}}
-	f.Attempts = []oracle.Attempt{{First: true, Marks: 2}, {First: true, Marks: 1}}
+	f.Marks = []oracle.Mark{{Beat: 2, Label: "a"}, {Beat: 7, Label: "b", Process: 0}, {Beat: 9, Label: "b", Process: 1}}
+	f.Processes = []oracle.Process{{First: true, Marks: 2}, {First: true, Marks: 1}}
 	v := oracle.Check(golden, f, oracle.Options{})
 	if props(v) != "bounded-work-lost" || v.Metrics.WorkLostBeats != 4 || !strings.Contains(v.Violations[0].Detail, `"b" was made again at beat 9 (process 1)`) {
 		t.Fatalf("violations %q lost %d: %+v", props(v), v.Metrics.WorkLostBeats, v.Violations)
@@ -284,8 +284,8 @@ func TestWorkLostExcusesAFrozenWorkersStepInFlight(t *testing.T) {
 		{"frozen after the other had marked b", []oracle.Freeze{{At: 10, Woke: 11}}, "bounded-work-lost"},
 	} {
 		f := done(nil)
-		f.Marks = []oracle.Mark{{Beat: 2, Label: "a", Attempt: 0}, {Beat: 9, Label: "b", Attempt: 1}, {Beat: 12, Label: "b", Attempt: 0}}
-		f.Attempts = []oracle.Attempt{{First: true, Marks: 2, Frozen: tc.frozen}, {First: true, Marks: 1}}
+		f.Marks = []oracle.Mark{{Beat: 2, Label: "a", Process: 0}, {Beat: 9, Label: "b", Process: 1}, {Beat: 12, Label: "b", Process: 0}}
+		f.Processes = []oracle.Process{{First: true, Marks: 2, Frozen: tc.frozen}, {First: true, Marks: 1}}
 		if v := oracle.Check(golden, f, oracle.Options{}); props(v) != tc.want {
 			t.Errorf("%s: violations %q, want %q: %+v", tc.name, props(v), tc.want, v.Violations)
 		}

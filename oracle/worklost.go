@@ -48,8 +48,8 @@ func measureWork(golden, faulty *Observation, slack int) work {
 	var first *Mark
 	for i := range faulty.Marks {
 		m := &faulty.Marks[i]
-		last, marked := since[m.Attempt]
-		since[m.Attempt] = m.Beat
+		last, marked := since[m.Process]
+		since[m.Process] = m.Beat
 		ords := byLabel[m.Label]
 		if len(ords) == 0 {
 			continue // a mark the golden run never made
@@ -65,7 +65,7 @@ func measureWork(golden, faulty *Observation, slack int) work {
 			made[k], madeAt[k] = true, m.Beat
 			continue
 		}
-		if frozenBefore(faulty, m.Attempt, last, marked, madeAt[k]) {
+		if frozenBefore(faulty, m.Process, last, marked, madeAt[k]) {
 			continue // in flight when its process froze: finished, not redone
 		}
 		if first == nil {
@@ -73,7 +73,7 @@ func measureWork(golden, faulty *Observation, slack int) work {
 		}
 		redone += seg(k)
 	}
-	for _, a := range faulty.Attempts {
+	for _, a := range faulty.Processes {
 		if a.Crashed && (a.Marks > 0 || a.First) {
 			w.lost += a.SinceMark
 		}
@@ -83,7 +83,7 @@ func measureWork(golden, faulty *Observation, slack int) work {
 	}
 	w.lost += redone
 	if redone > slack {
-		w.over = append(w.over, fmt.Sprintf("%d beats of durable golden work were done again: %q was made again at beat %d (process %d), after it had been made", redone, first.Label, first.Beat, first.Attempt))
+		w.over = append(w.over, fmt.Sprintf("%d beats of durable golden work were done again: %q was made again at beat %d (process %d), after it had been made", redone, first.Label, first.Beat, first.Process))
 	}
 	return w
 }
@@ -92,10 +92,10 @@ func measureWork(golden, faulty *Observation, slack int) work {
 // beat last, if marked) and until after beat at, and applied no tool call between waking and its
 // next mark.
 func frozenBefore(o *Observation, p, last int, marked bool, at int) bool {
-	if p >= len(o.Attempts) {
+	if p >= len(o.Processes) {
 		return false
 	}
-	for _, f := range o.Attempts[p].Frozen {
+	for _, f := range o.Processes[p].Frozen {
 		if (!marked || f.At > last) && f.At < at && f.Woke > at && !f.Acted {
 			return true
 		}

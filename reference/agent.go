@@ -133,7 +133,7 @@ type env interface {
 	FS() afero.Fs
 	Now() time.Time
 	Rand() *rand.Rand
-	Attempt() int
+	Process() int
 	Mark(label string)
 	Sleep(ctx context.Context, d time.Duration) error
 	WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc)
@@ -655,7 +655,7 @@ func (p *proc) snapshot(final bool) error {
 // replace atomically replaces the file at path with b, through a temporary file of this
 // process's own.
 func (p *proc) replace(path string, b []byte) error {
-	tmp := fmt.Sprintf("%s.%d.tmp", path, p.env.Attempt())
+	tmp := fmt.Sprintf("%s.%d.tmp", path, p.env.Process())
 	f, err := p.fs.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err

@@ -84,7 +84,7 @@ var msField = regexp.MustCompile(`"duration_ms":[0-9.e+-]+,?`)
 // twice over for the same seed.
 func TestRandomFleetCampaignIsReproducible(t *testing.T) {
 	run := func() (*reports.Report, string) {
-		rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: sim.Options{Replicas: 2, Seed: 300}, Mode: campaign.Random, Cases: 300, MaxFaults: 3, Faults: faults.AllKinds()})
+		rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: sim.Options{Workers: 2, Seed: 300}, Mode: campaign.Random, Cases: 300, MaxFaults: 3, Faults: faults.AllKinds()})
 		rep := &reports.Report{Schema: reports.Schema, Seed: 300}
 		for i, c := range rn.explore(t) {
 			rep.Cases = append(rep.Cases, campaign.Report(c, i))

@@ -98,14 +98,14 @@ func fixtureViolations(ti, beat int) []oracle.Violation {
 func fixtureTrace(schedule string, beat int) []TraceBeat {
 	var tr []TraceBeat
 	for b := max(0, beat-2); b <= beat; b++ {
-		tr = append(tr, TraceBeat{Beat: b, Attempt: 0, Label: fmt.Sprintf("fs.write wal.log +%dB", 64*b)})
+		tr = append(tr, TraceBeat{Beat: b, Process: 0, Label: fmt.Sprintf("fs.write wal.log +%dB", 64*b)})
 	}
 	tr[len(tr)-1].Fault = strings.Split(schedule, ",")[0]
 	tr[len(tr)-1].Note = "process 0 crashed by " + tr[len(tr)-1].Fault
 	for b := beat + 1; b <= beat+4; b++ {
-		tr = append(tr, TraceBeat{Beat: b, Attempt: 1, Label: "mark recovering <" + schedule + ">"})
+		tr = append(tr, TraceBeat{Beat: b, Process: 1, Label: "mark recovering <" + schedule + ">"})
 	}
-	tr = append(tr, TraceBeat{Beat: beat + 20, Attempt: 1, Label: "mark done", Note: "process 1 completed"})
+	tr = append(tr, TraceBeat{Beat: beat + 20, Process: 1, Label: "mark done", Note: "process 1 completed"})
 	return tr
 }
 

@@ -93,7 +93,7 @@ type htmlCase struct {
 // note that beats were left out.
 type traceRow struct {
 	TraceBeat
-	Process int  // the attempt, modulo the number of process colours
+	Colour  int  // the process, modulo the number of process colours
 	Start   bool // a process starts: a marker row, or a beat whose note says so
 	Marker  bool // a row of its own saying that a process starts, before its first beat shown
 	Skipped string
@@ -170,12 +170,12 @@ func traceRows(trace []TraceBeat) []traceRow {
 		if i > 0 && tb.Beat > trace[i-1].Beat+1 {
 			rows = append(rows, traceRow{Skipped: "… " + Count(tb.Beat-trace[i-1].Beat-1, "beat") + " not shown"})
 		}
-		row := traceRow{TraceBeat: tb, Process: tb.Attempt % processColours,
-			Start: strings.Contains(tb.Note, fmt.Sprintf("process %d starts", tb.Attempt))}
-		if !seen[tb.Attempt] && i > 0 && !row.Start {
-			rows = append(rows, traceRow{TraceBeat: TraceBeat{Attempt: tb.Attempt}, Process: row.Process, Start: true, Marker: true})
+		row := traceRow{TraceBeat: tb, Colour: tb.Process % processColours,
+			Start: strings.Contains(tb.Note, fmt.Sprintf("process %d starts", tb.Process))}
+		if !seen[tb.Process] && i > 0 && !row.Start {
+			rows = append(rows, traceRow{TraceBeat: TraceBeat{Process: tb.Process}, Colour: row.Colour, Start: true, Marker: true})
 		}
-		seen[tb.Attempt] = true
+		seen[tb.Process] = true
 		rows = append(rows, row)
 	}
 	return rows
@@ -370,8 +370,8 @@ pre { margin: 4px 0; padding: 6px 8px; background: var(--soft); border-radius: 4
 </div>
 <div>{{if .Trace}}<ol class="trace" aria-label="the beats that explain the case">
 {{range .Trace}}{{if .Skipped}}<li class="gap"><span class="n"></span><span class="p"></span><span class="x">{{.Skipped}}</span></li>
-{{else if .Marker}}<li class="start p{{.Process}}"><span class="n"></span><span class="p">p{{.Attempt}}</span><span class="x">process {{.Attempt}} starts</span></li>
-{{else}}<li class="p{{.Process}}{{if .Start}} start{{end}}{{if .Fault}} fault{{end}}"><span class="n">{{.Beat}}</span><span class="p">p{{.Attempt}}</span><span class="x"><span class="mono">{{.Label}}</span>{{with .Fault}} <span class="f">⚡ {{.}}</span>{{end}}{{with .Note}}<br><span class="note">{{.}}</span>{{end}}</span></li>
+{{else if .Marker}}<li class="start p{{.Colour}}"><span class="n"></span><span class="p">p{{.Process}}</span><span class="x">process {{.Process}} starts</span></li>
+{{else}}<li class="p{{.Colour}}{{if .Start}} start{{end}}{{if .Fault}} fault{{end}}"><span class="n">{{.Beat}}</span><span class="p">p{{.Process}}</span><span class="x"><span class="mono">{{.Label}}</span>{{with .Fault}} <span class="f">⚡ {{.}}</span>{{end}}{{with .Note}}<br><span class="note">{{.}}</span>{{end}}</span></li>
 {{end}}{{end}}</ol>{{else}}<p class="muted">No trace recorded.</p>{{end}}</div>
 </div>
 <p class="repro">replay{{if .Shrunk}} as found{{end}}: <code>{{.Repro}}</code></p>

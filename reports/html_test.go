@@ -266,12 +266,12 @@ func TestHTMLKindChart(t *testing.T) {
 // The processes of a fleet interleave: a process's start is marked once, where it starts.
 func TestTraceRowsFleet(t *testing.T) {
 	rows := traceRows([]TraceBeat{
-		{Beat: 0, Attempt: 1, Label: "w1 lease acquire", Note: "process 1 starts"},
-		{Beat: 11, Attempt: 0, Label: "lease acquire", Note: "process 0 starts"},
-		{Beat: 12, Attempt: 1, Label: "w1 sleep 5s"},
-		{Beat: 13, Attempt: 0, Label: "sleep 5s"},
-		{Beat: 14, Attempt: 2, Label: "fs.write"}, // a trace that left process 2's start out
-		{Beat: 15, Attempt: 1, Label: "w1 sleep 5s"},
+		{Beat: 0, Process: 1, Label: "w1 lease acquire", Note: "process 1 starts"},
+		{Beat: 11, Process: 0, Label: "lease acquire", Note: "process 0 starts"},
+		{Beat: 12, Process: 1, Label: "w1 sleep 5s"},
+		{Beat: 13, Process: 0, Label: "sleep 5s"},
+		{Beat: 14, Process: 2, Label: "fs.write"}, // a trace that left process 2's start out
+		{Beat: 15, Process: 1, Label: "w1 sleep 5s"},
 	})
 	var got []string
 	for _, r := range rows {
@@ -279,7 +279,7 @@ func TestTraceRowsFleet(t *testing.T) {
 		case r.Skipped != "":
 			got = append(got, r.Skipped)
 		case r.Marker:
-			got = append(got, fmt.Sprintf("marker p%d", r.Attempt))
+			got = append(got, fmt.Sprintf("marker p%d", r.Process))
 		default:
 			got = append(got, fmt.Sprintf("%d start=%v", r.Beat, r.Start))
 		}

@@ -37,7 +37,7 @@ func genReport(t *rapid.T) *reports.Report {
 			c.Violations = append(c.Violations, oracle.Violation{Property: "no-duplicate-effects", Detail: rapid.String().Draw(t, "detail")})
 			c.Duplicates = rapid.IntRange(1, 5).Draw(t, "dups")
 			c.DuplicatesByTool = map[string]int{"create_po": c.Duplicates}
-			c.Trace = []reports.TraceBeat{{Beat: 3, Label: "tool create_po applied", Fault: "kill@3", Note: "crashed"}}
+			c.Trace = []reports.TraceBeat{{Beat: 3, Process: rapid.IntRange(0, 3).Draw(t, "process"), Label: "tool create_po applied", Fault: "kill@3", Note: "crashed"}}
 		}
 		c.WorkLostBeats = rapid.IntRange(0, 30).Draw(t, "lost")
 		c.StateMismatch = rapid.Bool().Draw(t, "mismatch")
@@ -135,6 +135,7 @@ func TestLoadRefusesWhatIsNotAReportOfItsSchema(t *testing.T) {
 		{write("v1.json", `{"schema":"chaoskit.report/v1","seed":1,"cases":[]}`), `v1.json: report schema is "chaoskit.report/v1"; this chaoskit reads "chaoskit.report/v2" (a v1 report has no trailer to verify it by: run its campaign again)`},
 		{write("typo.json", sealed(head+"  \"cases\": [{\"verdcit\": \"pass\"}]\n}\n", 1)), `typo.json: malformed ` + reports.Schema + ` report: json: unknown field "verdcit"`},
 		{write("type.json", sealed(head+"  \"seed\": \"one\"\n}\n", 0)), "type.json: malformed " + reports.Schema + " report"},
+		{write("tracetypo.json", sealed(head+"  \"cases\": [{\"trace\": [{\"beat\": 3, \"proces\": 1}]}]\n}\n", 1)), `tracetypo.json: malformed ` + reports.Schema + ` report: trace beat: json: unknown field "proces"`},
 		{write("unsealed.json", head+"  \"seed\": 1,\n  \"cases\": []\n}\n"), "unsealed.json: truncated or altered: it does not end with the trailer"},
 		{write("miscounted.json", sealed(head+"  \"cases\": []\n}\n", 2)), "miscounted.json: truncated or altered: it holds 0 cases, its trailer says 2"},
 		{write("empty.json", ""), "empty.json: truncated or altered"},
@@ -178,5 +179,35 @@ func TestSummarizeByFault(t *testing.T) {
 	}
 	if b := r.Summary.Targets[1]; b.Unknown != 1 {
 		t.Errorf("b: %+v", b.Stats)
+	}
+}
+
+// A trace beat's process was called attempt in the reports of the same schema written before it
+// was named process: such a report loads, each beat with its process, and is written back under
+// the new name.
+func TestTraceBeatsOfEarlierReportsKeepTheirProcess(t *testing.T) {
+	head := "{\n  \"schema\": \"" + reports.Schema + "\",\n"
+	trace := `[{"beat": 3, "attempt": 2, "label": "mark a"}, {"beat": 4, "process": 1, "label": "mark b"}, {"beat": 5, "label": "mark c"}]`
+	path := filepath.Join(t.TempDir(), "earlier.json")
+	if err := os.WriteFile(path, []byte(sealed(head+"  \"cases\": [{\"target\": \"a\", \"trace\": "+trace+"}]\n}\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := reports.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, b := range r.Cases[0].Trace {
+		got = append(got, b.Process)
+	}
+	if !reflect.DeepEqual(got, []int{2, 1, 0}) {
+		t.Fatalf("processes %v, want [2 1 0]", got)
+	}
+	b, err := r.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b, []byte(`"attempt"`)) || !bytes.Contains(b, []byte(`"process": 2`)) {
+		t.Fatalf("written back as\n%s", b)
 	}
 }

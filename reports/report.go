@@ -2,6 +2,8 @@ package reports
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 
@@ -184,10 +186,35 @@ type Case struct {
 // TraceBeat is one beat of a faulty run, as a report shows it.
 type TraceBeat struct {
 	Beat    int    `json:"beat"`
-	Attempt int    `json:"attempt"` // 0 for the first process, then one more per restart
+	Process int    `json:"process"` // 0 for the first process, then one more per process started
 	Label   string `json:"label"`
 	Fault   string `json:"fault,omitempty"` // the fault that fired at this beat
 	Note    string `json:"note,omitempty"`  // what the fault did, or how the process ended
+}
+
+// UnmarshalJSON reads a trace beat as a report holds it, refusing a field it does not know, as
+// the rest of a report is read. A report written before the field was named process calls it
+// attempt, under the same schema: either name is read.
+func (b *TraceBeat) UnmarshalJSON(data []byte) error {
+	type fields TraceBeat // TraceBeat's fields without this method
+	var v struct {
+		fields
+		Process *int `json:"process"`
+		Attempt *int `json:"attempt"` // Process's name in earlier reports
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Errorf("trace beat: %w", err)
+	}
+	*b = TraceBeat(v.fields)
+	switch {
+	case v.Process != nil:
+		b.Process = *v.Process
+	case v.Attempt != nil:
+		b.Process = *v.Attempt
+	}
+	return nil
 }
 
 // Kinds returns the distinct fault kinds in c's schedule, in order of appearance.

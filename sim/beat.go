@@ -27,8 +27,8 @@ const (
 // Beat is one interaction of the target with its Env, the unit at which faults are scheduled.
 type Beat struct {
 	Kind    BeatKind
-	Worker  int       // the worker (slot) whose process made the beat
-	Attempt int       // the process: numbered from 0 in the order processes start
+	Worker  int       // the worker whose process made the beat
+	Process int       // the process: numbered from 0 in the order processes start
 	Op      faults.Op // BeatFS: the operation
 	Name    string    // the tool, the mark's label, the model call's purpose, the topic, the lease
 	Key     string    // the tool call's idempotency key; the lease operation
@@ -113,19 +113,19 @@ func (b Beat) Admits(k faults.Kind) bool {
 // of the golden run or the case has no restart.
 func (rn *Runner) Recovery(k int) []int {
 	g, err := rn.Golden(nil)
-	if err != nil || k < 0 || k >= g.Len() || rn.o.Replicas != 1 {
+	if err != nil || k < 0 || k >= g.Len() || rn.o.Workers != 1 {
 		return nil
 	}
 	beats := rn.Beats(faults.Schedule{{Kind: faults.Kill, Beat: k}}, 1)
 	var out []int
 	for i := k + 1; i < len(beats); i++ {
 		b := beats[i]
-		if b.Attempt != 1 {
+		if b.Process != 1 {
 			break
 		}
 		out = append(out, i)
 		if b.Kind == BeatMark {
-			if i+1 < len(beats) && beats[i+1].Attempt == 1 {
+			if i+1 < len(beats) && beats[i+1].Process == 1 {
 				out = append(out, i+1)
 			}
 			break
@@ -151,7 +151,7 @@ func (rn *Runner) Beats(s faults.Schedule, n int) []Beat {
 // if any: a fault fires at the beat it names, if that beat admits its kind (Beat.Admits), and
 // at no other. The caller holds r.mu, or owns r alone.
 func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
-	b.Worker, b.Attempt = p.slot.id, p.attempt
+	b.Worker, b.Process = p.worker.id, p.id
 	idx := r.nbeats()
 	r.beats = append(r.beats, b)
 	if now := r.clock.Now(); b.Kind == BeatMark || !now.Equal(r.spinAt) {
@@ -177,7 +177,7 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 	}
 	var due *faults.Fault
 	for i := range r.sched {
-		if f := &r.sched[i]; r.fired[i] < 0 && f.Beat == idx && b.Admits(f.Kind) && f.Worker <= len(r.slots) {
+		if f := &r.sched[i]; r.fired[i] < 0 && f.Beat == idx && b.Admits(f.Kind) && f.Worker <= len(r.workers) {
 			r.fired[i] = idx
 			r.beats[len(r.beats)-1].Fault = i + 1
 			due = &r.sched[i]

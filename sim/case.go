@@ -37,7 +37,7 @@ type Case struct {
 	Duration time.Duration
 
 	interrupted bool   // the Runner's context stopped the case (see Interrupted)
-	replicas    int    // the target's own workers (Options.Replicas)
+	workers     int    // the target's own workers (Options.Workers)
 	unfiredWhy  string // why the faults of Unfired did not fire
 }
 
@@ -73,7 +73,7 @@ const traceExplain = 6
 // TraceBeat is one beat of a case's run, as a trace shows it.
 type TraceBeat struct {
 	Beat    int
-	Attempt int    // the process that made it
+	Process int    // the process that made it
 	Label   string // Beat.Label
 	Fault   string // the fault that fired at it, in its text form
 	Note    string // what happened there: what a crash did, how a process ended
@@ -100,10 +100,10 @@ func (c *Case) Trace() []TraceBeat {
 	for _, i := range c.processStarts() {
 		keep[i] = true
 		b := c.Beats[i]
-		notes[i] = fmt.Sprintf("process %d starts", b.Attempt)
-		if c.replicas > 0 && b.Worker >= c.replicas && !extra {
+		notes[i] = fmt.Sprintf("process %d starts", b.Process)
+		if c.workers > 0 && b.Worker >= c.workers && !extra {
 			extra = true
-			notes[i] += fmt.Sprintf(" on worker %d, beyond the target's %d: a fleet fault's case runs more workers at once (Options.FleetReplicas); a harness that runs as one instance leaves the fleet faults out", b.Worker, c.replicas)
+			notes[i] += fmt.Sprintf(" on worker %d, beyond the target's %d: a fleet fault's case runs more workers at once (sim.Options.FleetWorkers); a harness that runs as one instance leaves the fleet faults out", b.Worker, c.workers)
 		}
 	}
 	for _, i := range c.takeovers() {
@@ -124,7 +124,7 @@ func (c *Case) Trace() []TraceBeat {
 	out := make([]TraceBeat, 0, len(keep))
 	for _, i := range slices.Sorted(maps.Keys(keep)) {
 		b := c.Beats[i]
-		tb := TraceBeat{Beat: i, Attempt: b.Attempt, Label: b.Label(), Note: c.Notes[i]}
+		tb := TraceBeat{Beat: i, Process: b.Process, Label: b.Label(), Note: c.Notes[i]}
 		if tb.Note == "" { // what the run noted comes first; the trace's own notes fill in
 			tb.Note = notes[i]
 		}
@@ -141,8 +141,8 @@ func (c *Case) processStarts() []int {
 	var out []int
 	seen := map[int]bool{}
 	for i, b := range c.Beats {
-		if !seen[b.Attempt] {
-			seen[b.Attempt] = true
+		if !seen[b.Process] {
+			seen[b.Process] = true
 			out = append(out, i)
 		}
 	}
@@ -180,7 +180,7 @@ func (c *Case) effectCalls() map[int]string {
 		}
 		sent = append(sent, e.Beat)
 		if f, ok := first[e.Identity]; ok {
-			notes[e.Beat] = fmt.Sprintf("applied again: first at beat %d (process %d)", f.Beat, f.Attempt)
+			notes[e.Beat] = fmt.Sprintf("applied again: first at beat %d (process %d)", f.Beat, f.Process)
 		} else {
 			first[e.Identity] = e
 		}
@@ -199,7 +199,7 @@ func (c *Case) applied(i int) int {
 	s := c.Beats[i]
 	for j := i + 1; j < len(c.Beats); j++ {
 		b := c.Beats[j]
-		if b.Attempt != s.Attempt {
+		if b.Process != s.Process {
 			continue
 		}
 		if b.Kind == BeatToolApplied && b.Name == s.Name && b.Key == s.Key && b.Ref == "" {
@@ -227,16 +227,16 @@ func (c *Case) marksMadeAgain() map[int]string {
 			made[b.Name] = i
 			continue
 		}
-		if again[b.Attempt] == nil {
-			procs = append(procs, b.Attempt)
+		if again[b.Process] == nil {
+			procs = append(procs, b.Process)
 		}
-		again[b.Attempt] = append(again[b.Attempt], i)
+		again[b.Process] = append(again[b.Process], i)
 	}
 	out := map[int]string{}
 	for _, p := range procs {
 		for _, i := range ends(again[p], 2) {
 			j := made[c.Beats[i].Name]
-			out[i] = fmt.Sprintf("made again: first made at beat %d (process %d)", j, c.Beats[j].Attempt)
+			out[i] = fmt.Sprintf("made again: first made at beat %d (process %d)", j, c.Beats[j].Process)
 		}
 	}
 	return out
@@ -286,7 +286,7 @@ func (c *Case) String() string {
 			if t.Fault != "" {
 				mark = ">> "
 			}
-			fmt.Fprintf(&b, "  %s%5d  p%d  %s", mark, t.Beat, t.Attempt, t.Label)
+			fmt.Fprintf(&b, "  %s%5d  p%d  %s", mark, t.Beat, t.Process, t.Label)
 			if t.Fault != "" {
 				fmt.Fprintf(&b, "   <- %s", t.Fault)
 			}

@@ -10,8 +10,8 @@ import (
 // derivable reports whether a case whose first fault is f can start from a crash state
 // derived from the golden recording: f is a crash within the golden run, and the one worker's
 // process is all there is to crash.
-func (rn *Runner) derivable(f faults.Fault, replicas, goldenBeats int) bool {
-	return !rn.o.NoDerive && !rn.limits.NoDerive && replicas == 1 && f.Beat < goldenBeats && isCrash(f.Kind)
+func (rn *Runner) derivable(f faults.Fault, workers, goldenBeats int) bool {
+	return !rn.o.NoDerive && !rn.limits.NoDerive && workers == 1 && f.Beat < goldenBeats && isCrash(f.Kind)
 }
 
 // derive puts r where a run crashed by f at beat f.Beat stands, from the golden recording g:
@@ -30,7 +30,7 @@ func (rn *Runner) derive(r *run, g *run, f faults.Fault) (ending, bool) {
 	// The golden prefix is what the first process did: shared, not copied, with its progress as
 	// the recording accounted it; beat k, at which f fires, goes through step as a live beat.
 	r.prefix = g.beats[:k]
-	p := r.newProcess(r.slots[0])
+	p := r.newProcess(r.workers[0])
 	p.start, p.marks, p.sinceMark, p.toMark = 0, at.marks, at.sinceMark, at.toMark
 	r.prefixMarks = at.marks
 	r.step(p, g.beats[k])
@@ -49,8 +49,8 @@ func (rn *Runner) CrashState(f faults.Fault) (any, error) {
 		return nil, fmt.Errorf("CrashState: %s is not a crash", f)
 	case f.Beat < 0 || f.Beat >= g.Len():
 		return nil, fmt.Errorf("CrashState: beat %d is outside the golden run's %d beats", f.Beat, g.Len())
-	case rn.o.Replicas != 1:
-		return nil, fmt.Errorf("CrashState: only with one worker (Options.Replicas is %d)", rn.o.Replicas)
+	case rn.o.Workers != 1:
+		return nil, fmt.Errorf("CrashState: only with one worker (Options.Workers is %d)", rn.o.Workers)
 	}
 	r := newRun(rn.newTarget, &rn.o, rn.tools, faults.Schedule{f}, 0)
 	rn.derive(r, g.r, f)

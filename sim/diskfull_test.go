@@ -238,7 +238,7 @@ func TestDiskFullIsEveryWorkers(t *testing.T) {
 		}
 		return nil, nil
 	}}
-	rn := newRunner(t, target, sim.Options{Replicas: 2})
+	rn := newRunner(t, target, sim.Options{Workers: 2})
 	g, _ := rn.Golden(nil)
 	first := -1
 	for i := range g.Len() {

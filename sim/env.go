@@ -41,11 +41,11 @@ func (e *env) Rand() *rand.Rand {
 	return e.rng
 }
 
-// Attempt is harness.Env.Attempt.
-func (e *env) Attempt() int { return e.p.attempt }
+// Process is harness.Env.Process.
+func (e *env) Process() int { return e.p.id }
 
 // Worker is harness.Env.Worker.
-func (e *env) Worker() int { return e.p.slot.id }
+func (e *env) Worker() int { return e.p.worker.id }
 
 // AtEnd is harness.Env.AtEnd.
 func (e *env) AtEnd(f func()) {
@@ -206,7 +206,7 @@ func (e *env) call(ctx context.Context, c harness.Call, lookup bool) (harness.Re
 	if lookup {
 		return e.lookup(ctx, tool, c, f)
 	}
-	op := world.Op{Kind: world.Call, At: e.r.clock.Now(), Call: c, Identity: world.Identity(c), Beat: idx, Attempt: e.p.attempt}
+	op := world.Op{Kind: world.Call, At: e.r.clock.Now(), Call: c, Identity: world.Identity(c), Beat: idx, Process: e.p.id}
 	var kind faults.Kind
 	if f != nil {
 		kind = f.Kind
@@ -336,7 +336,7 @@ func (e *env) lease(ctx context.Context, op world.Op, verb string) (harness.Leas
 		return harness.Lease{}, err
 	}
 	idx, _ := e.beat(Beat{Kind: BeatLease, Name: op.Name, Key: verb})
-	op.At, op.Holder = e.r.clock.Now(), fmt.Sprintf("worker-%d", e.p.slot.id)
+	op.At, op.Holder = e.r.clock.Now(), fmt.Sprintf("worker-%d", e.p.worker.id)
 	_, l, err := e.do(op)
 	if err != nil {
 		if idx >= 0 {

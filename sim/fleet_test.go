@@ -150,7 +150,7 @@ func TestTwoWorkersShareOneLease(t *testing.T) {
 			env.Sleep(ctx, 5*time.Second)
 		}
 	}}
-	c := golden(t, target, sim.Options{Replicas: 2})
+	c := golden(t, target, sim.Options{Workers: 2})
 	got := fmt.Sprint(c.Result)
 	if got != "[worker 0 worked at 10s worker 1 worked at 1m10s]" && got != "[worker 0 worked at 1m10s worker 1 worked at 10s]" {
 		t.Fatalf("results %s: one worker should have waited for the other's lease to expire", got)
@@ -226,7 +226,7 @@ func TestLeaseFaultFreezesAWorker(t *testing.T) {
 		env.Sleep(ctx, time.Second)
 		return fmt.Sprintf("w%d done at %s", env.Worker(), env.Now().Sub(faults.Epoch)), nil
 	}}
-	rn := newRunner(t, target, sim.Options{Replicas: 2})
+	rn := newRunner(t, target, sim.Options{Workers: 2})
 	c := rn.Run(faults.Schedule{{Kind: faults.Lease, Beat: 0, Dur: time.Hour}})
 	got := fmt.Sprint(c.Result)
 	if !strings.Contains(got, "done at 1s") || !strings.Contains(got, "done at 1h0m1s") {
@@ -238,14 +238,14 @@ func TestLeaseFaultFreezesAWorker(t *testing.T) {
 func TestDeployAndSwitch(t *testing.T) {
 	var starts, events []string
 	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
-		starts = append(starts, fmt.Sprintf("w%d.p%d", env.Worker(), env.Attempt()))
+		starts = append(starts, fmt.Sprintf("w%d.p%d", env.Worker(), env.Process()))
 		for _, m := range []string{"one", "two"} {
 			env.Mark(m)
 			events = append(events, fmt.Sprintf("w%d:%s", env.Worker(), m))
 		}
 		return nil, nil
 	}}
-	rn := newRunner(t, target, sim.Options{Replicas: 2, NoDerive: true})
+	rn := newRunner(t, target, sim.Options{Workers: 2, NoDerive: true})
 	starts = nil
 	c := rn.Run(faults.Schedule{{Kind: faults.Deploy, Beat: 1}})
 	if c.Verdict.Metrics.Restarts != 2 || len(starts) < 3 {
@@ -486,7 +486,7 @@ func stepsUnderLease(fenced, lookFirst bool) harness.Target {
 func TestFrozenWorkerFinishingItsStepRedoesNothing(t *testing.T) {
 	for _, v := range []struct{ fenced, lookFirst bool }{{true, false}, {true, true}, {false, false}} {
 		fenced := v.fenced
-		rn, err := sim.NewRunner(func() harness.Target { return stepsUnderLease(fenced, v.lookFirst) }, sim.Options{Name: "steps", Replicas: 2})
+		rn, err := sim.NewRunner(func() harness.Target { return stepsUnderLease(fenced, v.lookFirst) }, sim.Options{Name: "steps", Workers: 2})
 		if err != nil {
 			t.Fatal(err)
 		}

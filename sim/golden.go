@@ -54,11 +54,11 @@ var tearModes = func() []string {
 	return modes
 }()
 
-// Golden returns the golden run that schedule s is judged against: with Options.Replicas
-// workers, or FleetReplicas when s holds a fleet fault. It records that golden run (twice, to
+// Golden returns the golden run that schedule s is judged against: with Options.Workers
+// workers, or FleetWorkers when s holds a fleet fault. It records that golden run (twice, to
 // check that it is deterministic) the first time, and returns the error NewRunner would.
 func (rn *Runner) Golden(s faults.Schedule) (*Golden, error) {
-	n := rn.replicas(s)
+	n := rn.workers(s)
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
 	g, ok := rn.goldens[n]
@@ -176,9 +176,9 @@ func outcome(o *oracle.Observation, withEffects bool) *oracle.Observation {
 // of is the beats it should make, if known, for Options.OnGolden. A run that reaches a bound
 // returns a *BoundError, with the run; a third run (t compared with another) returns no error
 // but its interruption.
-func (rn *Runner) goldenRun(replicas int, name string, no int, t *tally, of int) (*run, *oracle.Observation, error) {
+func (rn *Runner) goldenRun(workers int, name string, no int, t *tally, of int) (*run, *oracle.Observation, error) {
 	o := rn.o
-	o.Replicas = replicas
+	o.Workers = workers
 	r := newRun(rn.newTarget, &o, rn.tools, nil, o.MaxBeats)
 	r.ctx, r.maxTime = rn.ctx, o.MaxVirtualTime
 	r.rec = &recorder{tally: t, name: name, no: no, of: of}
@@ -250,8 +250,8 @@ func (g *Golden) Tearable(k int, mode string) bool {
 	return g.tearable[k][j]
 }
 
-// repeated returns what golden run gold, of more workers than Options.Replicas (a fleet
-// fault's), applies more often than the golden run of Options.Replicas workers, each with that
+// repeated returns what golden run gold, of more workers than Options.Workers (a fleet
+// fault's), applies more often than the golden run of Options.Workers workers, each with that
 // run's count (oracle.Options.Repeated), or nil. Only what fewer workers apply too counts: an
 // effect of a worker's own (its name in the arguments) is no repeat.
 func (rn *Runner) repeated(gold *Golden) map[string]int {

@@ -20,7 +20,7 @@ import (
 // A case in which no fault fired tested nothing: it is unknown, saying which fault did not fire
 // and why, never a pass.
 func TestNoFaultFiredIsUnknown(t *testing.T) {
-	rn := newRunner(t, steps{n: 3}, sim.Options{Replicas: 1})
+	rn := newRunner(t, steps{n: 3}, sim.Options{Workers: 1})
 	for _, tc := range []struct{ schedule, why string }{
 		{"kill@100000", "kill@100000 is past the run's end (it made 11 beats; the golden run makes 11)"},
 		{"tool-ambiguous@0", "tool-ambiguous@0 did not fire: it fires only at a tool call, and beat 0 is \"fs.create log\""},
@@ -174,7 +174,7 @@ func TestLookupAndRefusal(t *testing.T) {
 	pay := harness.Tool{Name: "pay", Contract: harness.IdempotentByKey, KeyTTL: time.Hour}
 	run := func(lookup bool) func(ctx context.Context, env *harness.Env) (any, error) {
 		return func(ctx context.Context, env *harness.Env) (any, error) {
-			if env.Attempt() == 0 {
+			if env.Process() == 0 {
 				if _, err := env.Call(ctx, harness.Call{Tool: "pay", Key: "k1", Ref: "invoice-7", Args: 100}); err != nil {
 					return nil, err
 				}

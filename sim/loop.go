@@ -60,7 +60,7 @@ type run struct {
 	hangWhy    string // how the hang detector's timeout was chosen, for its message
 	progress   int    // harness.Env calls so far, beats or not: what the hang detector watches
 
-	slots    []*slot
+	workers  []*worker
 	procs    []*process // every process started, in order
 	current  *thread
 	events   chan event
@@ -82,8 +82,9 @@ type run struct {
 	counted   int // restarts that count against Options.MaxRestarts
 }
 
-// slot is a worker: the processes started for it, one after another.
-type slot struct {
+// worker is one of the target's workers, which run at once over one disk and world: the
+// processes started for it, one after another.
+type worker struct {
 	id       int
 	proc     *process
 	done     bool
@@ -101,8 +102,8 @@ type slot struct {
 
 // process is one process of the target: one call of Run, and its threads.
 type process struct {
-	slot       *slot
-	attempt    int
+	worker     *worker
+	id         int
 	born       time.Time    // the virtual time it started at
 	env        *env         // the Env, the kernel's side
 	api        *harness.Env // the Env its target is given
@@ -169,8 +170,8 @@ type timer struct {
 }
 
 type restart struct {
-	at   time.Time
-	slot *slot
+	at     time.Time
+	worker *worker
 }
 
 // keepsSubset reports whether s has a crash keeping a subset of what was not fsynced, for which
@@ -236,36 +237,36 @@ func newRun(newTarget func() harness.Target, o *Options, tools []harness.Tool, s
 	for i := range r.fired {
 		r.fired[i] = -1
 	}
-	for i := 0; i < o.Replicas; i++ {
-		r.slots = append(r.slots, &slot{id: i})
+	for i := 0; i < o.Workers; i++ {
+		r.workers = append(r.workers, &worker{id: i})
 	}
 	return r
 }
 
-// newProcess records a new process for slot s, not yet running.
-func (r *run) newProcess(s *slot) *process {
-	p := &process{slot: s, attempt: len(r.procs), born: r.clock.Now(), dead: make(chan struct{}), start: r.nbeats(), firstFault: -1}
+// newProcess records a new process for worker w, not yet running.
+func (r *run) newProcess(w *worker) *process {
+	p := &process{worker: w, id: len(r.procs), born: r.clock.Now(), dead: make(chan struct{}), start: r.nbeats(), firstFault: -1}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
-	p.env = &env{r: r, p: p, rng: rand.New(rand.NewPCG(r.o.Seed, uint64(p.attempt)))}
+	p.env = &env{r: r, p: p, rng: rand.New(rand.NewPCG(r.o.Seed, uint64(p.id)))}
 	p.api = envlink.New(p.env).(*harness.Env)
 	if r.bare != nil {
 		p.env.fs, p.env.bare = r.bare, true
 	} else {
 		p.env.fs = faults.New(r.disk, injector{p.env})
 	}
-	s.proc = p
+	w.proc = p
 	r.procs = append(r.procs, p)
 	return p
 }
 
-// start starts a process for slot s: a fresh instance of the target, whose Run is its main
+// start starts a process for worker w: a fresh instance of the target, whose Run is its main
 // thread, runnable. The instance is built on that thread, so that a constructor that panics
 // fails the process like a Run that does.
-func (r *run) start(s *slot) {
+func (r *run) start(w *worker) {
 	if r.rec != nil {
 		r.lastWall = time.Now()
 	}
-	p := r.newProcess(s)
+	p := r.newProcess(w)
 	r.spawn(p, func(ctx context.Context) (any, error) { return r.newTarget().Run(ctx, p.api) })
 }
 
@@ -339,8 +340,8 @@ func (r *run) exit(ev event) {
 // runnable lists the threads that can run, in a stable order.
 func (r *run) runnable() []*thread {
 	var out []*thread
-	for _, s := range r.slots {
-		p := s.proc
+	for _, w := range r.workers {
+		p := w.proc
 		if p == nil || p.ended || p.frozen.After(r.clock.Now()) {
 			continue
 		}
@@ -367,7 +368,7 @@ func (r *run) pick() *thread {
 		r.preempt = nil
 		var others []*thread
 		for _, t := range ts {
-			if t.p != r.current.p && (f.Worker == 0 || t.p.slot.id == f.Worker-1) {
+			if t.p != r.current.p && (f.Worker == 0 || t.p.worker.id == f.Worker-1) {
 				others = append(others, t)
 			}
 		}
@@ -449,7 +450,7 @@ func (r *run) next(t *thread) (event, string) {
 			r.mu.Unlock()
 			if n == seen {
 				r.killAll()
-				return event{}, fmt.Sprintf("process %d hung: no beat for %s of wall-clock time%s; %s", t.p.attempt, r.o.Timeout, r.hangWhy, hangHint)
+				return event{}, fmt.Sprintf("process %d hung: no beat for %s of wall-clock time%s; %s", t.p.id, r.o.Timeout, r.hangWhy, hangHint)
 			}
 			seen = n
 		}
@@ -465,7 +466,7 @@ func (r *run) handle(ev event) (ending, bool) {
 	case evBlock: // the loop's wakeReady wakes it if its wait is already over
 	case evFreeze:
 		p.frozen = r.clock.Now().Add(ev.fault.Dur)
-		r.note(r.nbeats()-1, fmt.Sprintf("process %d frozen for %s", p.attempt, ev.fault.Dur))
+		r.note(r.nbeats()-1, fmt.Sprintf("process %d frozen for %s", p.id, ev.fault.Dur))
 	case evOver:
 		r.killAll()
 		if r.ctx.Err() != nil {
@@ -479,14 +480,14 @@ func (r *run) handle(ev event) (ending, bool) {
 		}
 		// The main thread ended, or any thread panicked, which ends the process as it would a
 		// real one.
-		r.end(p, fmt.Sprintf("process %d %s", p.attempt, ending{result: ev.result, err: ev.err, panicked: ev.panicked}))
-		s := p.slot
-		s.result, s.err, s.panicked = ev.result, ev.err, ev.panicked
+		r.end(p, fmt.Sprintf("process %d %s", p.id, ending{result: ev.result, err: ev.err, panicked: ev.panicked}))
+		w := p.worker
+		w.result, w.err, w.panicked = ev.result, ev.err, ev.panicked
 		if ev.err == nil && ev.panicked == "" || errors.Is(ev.err, harness.ErrRefused) {
-			s.done = true // completed, or refused to go on: nothing to restart
+			w.done = true // completed, or refused to go on: nothing to restart
 			return ending{}, false
 		}
-		return r.failed(p, s)
+		return r.failed(p, w)
 	case evCrash:
 		return r.crashed(p, *ev.fault)
 	}
@@ -503,14 +504,14 @@ func (r *run) crashed(p *process, f faults.Fault) (ending, bool) {
 	}
 	for _, v := range victims {
 		v.crashed = true
-		r.end(v, fmt.Sprintf("process %d crashed by %s", v.attempt, f))
+		r.end(v, fmt.Sprintf("process %d crashed by %s", v.id, f))
 	}
 	if info.Disk {
 		r.note(beat, r.disk.Crash(f, r.crashRand(beat)))
 	}
 	for _, v := range victims {
-		v.slot.stalled = false // the crash changed what the next process finds
-		if x, stop := r.restart(v.slot, r.o.RestartDelay, true); stop {
+		v.worker.stalled = false // the crash changed what the next process finds
+		if x, stop := r.restart(v.worker, r.o.RestartDelay, true); stop {
 			return x, true
 		}
 	}
@@ -540,9 +541,9 @@ func (r *run) end(p *process, note string) {
 
 func (r *run) live() []*process {
 	var out []*process
-	for _, s := range r.slots {
-		if s.proc != nil && !s.proc.ended {
-			out = append(out, s.proc)
+	for _, w := range r.workers {
+		if w.proc != nil && !w.proc.ended {
+			out = append(out, w.proc)
 		}
 	}
 	return out
@@ -550,23 +551,23 @@ func (r *run) live() []*process {
 
 func (r *run) killAll() {
 	for _, p := range r.live() {
-		r.end(p, fmt.Sprintf("process %d stopped", p.attempt))
+		r.end(p, fmt.Sprintf("process %d stopped", p.id))
 	}
 }
 
 // over reports whether every worker is done, with the run's ending.
 func (r *run) over() (ending, bool) {
 	var x ending
-	for _, s := range r.slots {
-		if !s.done || s.proc == nil {
+	for _, w := range r.workers {
+		if !w.done || w.proc == nil {
 			return x, false
 		}
 	}
-	results := make([]any, len(r.slots))
-	for i, s := range r.slots {
-		results[i] = s.result
+	results := make([]any, len(r.workers))
+	for i, w := range r.workers {
+		results[i] = w.result
 		if x.err == nil && x.panicked == "" {
-			x.err, x.panicked, x.why = s.err, s.panicked, s.gaveUp
+			x.err, x.panicked, x.why = w.err, w.panicked, w.gaveUp
 		}
 	}
 	x.result = results[0]
@@ -628,7 +629,7 @@ func (r *run) advance() bool {
 		if rs.at.After(next) {
 			later = append(later, rs)
 		} else {
-			r.start(rs.slot)
+			r.start(rs.worker)
 		}
 	}
 	r.restarts = later
@@ -692,7 +693,7 @@ func (r *run) stuckEnding() ending {
 				case t.wait.thread != nil:
 					what = "a thread of its own that waits too (harness.Group's Wait)"
 				}
-				waiting = append(waiting, fmt.Sprintf("process %d waits for %s", p.attempt, what))
+				waiting = append(waiting, fmt.Sprintf("process %d waits for %s", p.id, what))
 			}
 		}
 	}
@@ -750,8 +751,8 @@ func panicSite(stack []byte) string {
 
 // startAll starts a process for every worker and runs them to the end.
 func (r *run) startAll() ending {
-	for _, s := range r.slots {
-		r.start(s)
+	for _, w := range r.workers {
+		r.start(w)
 	}
 	return r.loop()
 }

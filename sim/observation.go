@@ -10,22 +10,22 @@ import (
 	"github.com/spf13/afero"
 )
 
-// attempts describes the run's processes for the oracle.
-func (r *run) attempts() []oracle.Attempt {
-	out := make([]oracle.Attempt, len(r.procs))
+// processes describes the run's processes for the oracle.
+func (r *run) processes() []oracle.Process {
+	out := make([]oracle.Process, len(r.procs))
 	for i, p := range r.procs {
-		out[i] = oracle.Attempt{First: p.attempt < len(r.slots), Crashed: p.crashed, Failed: p.failed,
+		out[i] = oracle.Process{First: p.id < len(r.workers), Crashed: p.crashed, Failed: p.failed,
 			Marks: p.marks, SinceMark: p.sinceMark, ToFirstMark: p.toMark}
 	}
 	r.freezes(out)
 	return out
 }
 
-// freezes fills in each attempt's pauses by lease faults, read from the run's beats: the beat a
+// freezes fills in each process's pauses by lease faults, read from the run's beats: the beat a
 // lease fault fired at in the process, the first beat it made after, and whether a tool call of
 // its own was applied from then to its next mark.
 // A look-up (Env.Lookup) is a read, not a call acting again.
-func (r *run) freezes(attempts []oracle.Attempt) {
+func (r *run) freezes(procs []oracle.Process) {
 	var beats []Beat
 	for f, i := range r.fired {
 		if i < 0 || r.sched[f].Kind != faults.Lease {
@@ -38,7 +38,7 @@ func (r *run) freezes(attempts []oracle.Attempt) {
 		fz := oracle.Freeze{At: i, Woke: -1}
 		for j := i + 1; j < len(beats); j++ {
 			later := beats[j]
-			if later.Attempt != b.Attempt {
+			if later.Process != b.Process {
 				continue
 			}
 			if fz.Woke < 0 {
@@ -49,7 +49,7 @@ func (r *run) freezes(attempts []oracle.Attempt) {
 			}
 			fz.Acted = fz.Acted || later.Kind == BeatToolApplied && later.Ref == ""
 		}
-		attempts[b.Attempt].Frozen = append(attempts[b.Attempt].Frozen, fz)
+		procs[b.Process].Frozen = append(procs[b.Process].Frozen, fz)
 	}
 }
 
@@ -60,14 +60,14 @@ func (r *run) observe(x ending, stater harness.Stater, trace bool) *oracle.Obser
 	r.world.Settle() // effects still on their way land, as they would after the run
 	obs := &oracle.Observation{
 		Beats:      r.nbeats(),
-		Attempts:   r.attempts(),
+		Processes:  r.processes(),
 		Effects:    r.world.Effects(),
 		ModelCalls: r.world.Models(),
 	}
 	obs.PrefixMarks = r.prefixMarks
 	for j, b := range r.beats {
 		if b.Kind == BeatMark && (b.Fault == 0 || !isCrash(r.sched[b.Fault-1].Kind)) { // a crash at a mark stops it; a freeze delays it
-			obs.Marks = append(obs.Marks, oracle.Mark{Beat: len(r.prefix) + r.folded + j, Label: b.Name, Attempt: b.Attempt})
+			obs.Marks = append(obs.Marks, oracle.Mark{Beat: len(r.prefix) + r.folded + j, Label: b.Name, Process: b.Process})
 		}
 		if trace {
 			obs.Trace = append(obs.Trace, b.Label())

@@ -13,17 +13,17 @@ type Options struct {
 	// Seed seeds everything random in a case: the processes' random sources, the scheduler's
 	// choices between threads, torn garbage, the choice of a corrupted byte.
 	Seed uint64
-	// Replicas is how many workers of the target run at once against the one disk and world,
+	// Workers is how many workers of the target run at once against the one disk and world,
 	// as a fleet does (default 1): they take turns under a seeded cooperative scheduler,
 	// switching only at beats, so every interleaving is reproducible.
-	Replicas int
-	// FleetReplicas is how many workers run the cases with a fleet fault (lease, deploy,
-	// switch), which take several to mean anything (default 2, and at least Replicas). Their
+	Workers int
+	// FleetWorkers is how many workers run the cases with a fleet fault (lease, deploy,
+	// switch), which take several to mean anything (default 2, and at least Workers). Their
 	// cases are judged against a golden run of as many workers; if that golden run applies an
-	// effect more often than the golden run of Replicas workers, the workers repeat effects
-	// with no fault at all (no lease), and such a case is held to the count of Replicas workers
+	// effect more often than the golden run of Workers workers, the workers repeat effects
+	// with no fault at all (no lease), and such a case is held to the count of Workers workers
 	// (oracle.Options.Repeated).
-	FleetReplicas int
+	FleetWorkers int
 	// MaxRestarts is how many restarts a case may take before its run counts as not
 	// completing (default 10): restarts after a crash, and after a failure of a process that
 	// no fault disturbed. A process that failed while a fault was in force (a full disk that has
@@ -130,11 +130,11 @@ func withDefaults(o Options) Options {
 	if o.Name == "" {
 		o.Name = "target"
 	}
-	if o.Replicas <= 0 {
-		o.Replicas = 1
+	if o.Workers <= 0 {
+		o.Workers = 1
 	}
-	if o.FleetReplicas <= 0 {
-		o.FleetReplicas = 2
+	if o.FleetWorkers <= 0 {
+		o.FleetWorkers = 2
 	}
 	if o.MaxRestarts <= 0 {
 		o.MaxRestarts = 10

@@ -190,7 +190,7 @@ func TestCrashCannotBeSwallowed(t *testing.T) {
 			}()
 			defer func() {
 				f, err := env.FS().Create("after") // a deferred save: must not land from a crashed process
-				if err == nil && env.Attempt() == 0 {
+				if err == nil && env.Process() == 0 {
 					wroteAfter.Store(true)
 				}
 				if err == nil {
@@ -246,8 +246,8 @@ func TestPanickingRecoveryDoesNotComplete(t *testing.T) {
 // errors say (here each names its process, as a pid or a time in a message would differ).
 func TestFailingRecoveryStops(t *testing.T) {
 	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
-		if env.Attempt() > 0 {
-			return nil, fmt.Errorf("process %d refusing to resume", env.Attempt())
+		if env.Process() > 0 {
+			return nil, fmt.Errorf("process %d refusing to resume", env.Process())
 		}
 		return steps{n: 2}.Run(ctx, env)
 	}}
@@ -291,7 +291,7 @@ func TestUnfiredFaultsAreReported(t *testing.T) {
 func TestRandIsPerProcess(t *testing.T) {
 	var draws [][2]uint64
 	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
-		draws = append(draws, [2]uint64{uint64(env.Attempt()), env.Rand().Uint64()})
+		draws = append(draws, [2]uint64{uint64(env.Process()), env.Rand().Uint64()})
 		return steps{n: 2}.Run(ctx, env)
 	}}
 	rn := newRunner(t, target, sim.Options{Seed: 42, NoDerive: true})

@@ -23,7 +23,7 @@ var ErrInterrupted = errors.New("interrupted")
 // Runner runs cases against one target. NewRunner records the target's golden run (twice, to
 // check that it is deterministic); each case then runs the target under a schedule and judges
 // the outcome against the golden run. Cases with a fleet fault (lease, deploy, switch) need
-// several workers; they are judged against a golden run of Options.FleetReplicas workers,
+// several workers; they are judged against a golden run of Options.FleetWorkers workers,
 // recorded the first time one is needed.
 //
 // A case whose first fault is a crash does not re-run the golden prefix: the disk, the world and
@@ -93,8 +93,8 @@ func NewRunnerContext(ctx context.Context, newTarget func() harness.Target, opts
 			rn.ordered[t.Name] = true
 		}
 	}
-	if why := rn.limits.OneWorker; why != "" && rn.o.Replicas > 1 {
-		return nil, fmt.Errorf("%s: cannot run %d workers: %s", rn.o.Name, rn.o.Replicas, why)
+	if why := rn.limits.OneWorker; why != "" && rn.o.Workers > 1 {
+		return nil, fmt.Errorf("%s: cannot run %d workers: %s", rn.o.Name, rn.o.Workers, why)
 	}
 	if _, err := rn.Golden(nil); err != nil {
 		return nil, err
@@ -114,15 +114,15 @@ func (rn *Runner) Unsupported(k faults.Kind) string {
 	return ""
 }
 
-// replicas returns how many workers run schedule s: Options.Replicas, or FleetReplicas when s
+// workers returns how many workers run schedule s: Options.Workers, or FleetWorkers when s
 // holds a fleet fault.
-func (rn *Runner) replicas(s faults.Schedule) int {
+func (rn *Runner) workers(s faults.Schedule) int {
 	for _, f := range s {
 		if info, _ := f.Kind.Info(); info.Family == faults.FleetFamily {
-			return max(rn.o.Replicas, rn.o.FleetReplicas)
+			return max(rn.o.Workers, rn.o.FleetWorkers)
 		}
 	}
-	return rn.o.Replicas
+	return rn.o.Workers
 }
 
 // Err returns nil while the Runner's context (NewRunnerContext) is not done, and then an error
@@ -255,7 +255,7 @@ func (rn *Runner) runCase(s faults.Schedule) *Case { return rn.runCaseAs(s, s, f
 // runCaseAs runs the case of schedule s once, with the workers and against the golden run of
 // schedule like; keep keeps its beats even if it passes.
 func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
-	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s, replicas: rn.o.Replicas}
+	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s, workers: rn.o.Workers}
 	if rn.o.Repro != nil {
 		c.Repro = rn.o.Repro(s)
 	}
@@ -266,7 +266,7 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 		}
 	}
 	o := rn.o
-	o.Replicas = rn.replicas(like)
+	o.Workers = rn.workers(like)
 	gold, err := rn.Golden(like)
 	if err != nil {
 		c.Verdict = oracle.Verdict{Outcome: oracle.Unknown, Reason: err.Error()}
@@ -295,7 +295,7 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 			rn.buffers.Put(&b)
 		}
 	}()
-	if len(s) > 0 && rn.derivable(s[0], o.Replicas, g) {
+	if len(s) > 0 && rn.derivable(s[0], o.Workers, g) {
 		if x0, stop := rn.derive(r, gold.r, s[0]); stop {
 			x = x0
 		} else {
@@ -311,7 +311,7 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	}
 	obs := r.observe(x, rn.state(), false)
 	oo := oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: rn.ordered}
-	if o.Replicas > rn.o.Replicas {
+	if o.Workers > rn.o.Workers {
 		oo.Repeated = rn.repeated(gold)
 	}
 	c.Verdict = oracle.Check(gold.obs, obs, oo)

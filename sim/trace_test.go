@@ -14,7 +14,7 @@ import (
 )
 
 // run builds the beats of a made-up run: filler beats (sleeps) up to n, with the given beats put
-// in at their places, each of process attempt unless it says otherwise.
+// in at their places, each of process 0 unless it says otherwise.
 type runBuilder struct {
 	beats []sim.Beat
 	notes map[int]string
@@ -28,16 +28,16 @@ func newRun(n int) *runBuilder {
 	return r
 }
 
-// from makes beats i and on belong to process attempt of worker.
-func (r *runBuilder) from(i, attempt, worker int) *runBuilder {
+// from makes beats i and on belong to process proc of worker.
+func (r *runBuilder) from(i, proc, worker int) *runBuilder {
 	for j := i; j < len(r.beats); j++ {
-		r.beats[j].Attempt, r.beats[j].Worker = attempt, worker
+		r.beats[j].Process, r.beats[j].Worker = proc, worker
 	}
 	return r
 }
 
 func (r *runBuilder) set(i int, b sim.Beat) *runBuilder {
-	b.Attempt, b.Worker = r.beats[i].Attempt, r.beats[i].Worker
+	b.Process, b.Worker = r.beats[i].Process, r.beats[i].Worker
 	r.beats[i] = b
 	return r
 }
@@ -55,9 +55,9 @@ func (r *runBuilder) mark(i int, label string) *runBuilder {
 // one starts after it.
 func (r *runBuilder) crash(i int) (*runBuilder, faults.Schedule) {
 	r.beats[i].Fault = 1
-	r.notes[i] = fmt.Sprintf("process %d crashed by kill@%d", r.beats[i].Attempt, i)
-	r.from(i+1, r.beats[i].Attempt+1, r.beats[i].Worker)
-	r.notes[len(r.beats)-1] = fmt.Sprintf("process %d completed", r.beats[i].Attempt+1)
+	r.notes[i] = fmt.Sprintf("process %d crashed by kill@%d", r.beats[i].Process, i)
+	r.from(i+1, r.beats[i].Process+1, r.beats[i].Worker)
+	r.notes[len(r.beats)-1] = fmt.Sprintf("process %d completed", r.beats[i].Process+1)
 	return r, faults.Schedule{{Kind: faults.Kill, Beat: i}}
 }
 
@@ -116,7 +116,7 @@ func TestTraceProcessStarts(t *testing.T) {
 func excess(tool, identity string, at ...[2]int) []oracle.Effect {
 	var out []oracle.Effect
 	for _, a := range at {
-		out = append(out, oracle.Effect{Tool: tool, Identity: identity, Beat: a[0], Attempt: a[1]})
+		out = append(out, oracle.Effect{Tool: tool, Identity: identity, Beat: a[0], Process: a[1]})
 	}
 	return out
 }

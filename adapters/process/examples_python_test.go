@@ -345,21 +345,21 @@ type stampedTarget struct {
 }
 
 func (s *stampedTarget) Run(ctx context.Context, env *harness.Env) (any, error) {
-	attempt := env.Attempt()
-	env.AtEnd(func() { s.ended.add("ended", attempt, time.Now().UnixNano()) }) // runs after the kill's
+	proc := env.Process()
+	env.AtEnd(func() { s.ended.add("ended", proc, time.Now().UnixNano()) }) // runs after the kill's
 	return s.Target.Run(ctx, env)
 }
 
-// stamps are wall-clock instants, in Unix nanoseconds, by what happened and the process's attempt.
+// stamps are wall-clock instants, in Unix nanoseconds, by what happened and the process's number.
 type stamps struct {
 	mu sync.Mutex
 	at map[string]int64
 }
 
-func (s *stamps) add(what string, attempt int, ns int64) {
+func (s *stamps) add(what string, proc int, ns int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.at[what+" "+strconv.Itoa(attempt)] = ns // the last of each
+	s.at[what+" "+strconv.Itoa(proc)] = ns // the last of each
 }
 
 // timedPy runs a Python harness with the client patched to append to $CHAOSKIT_BENCH_LOG the
@@ -368,20 +368,20 @@ const timedPy = `import os, runpy, sys, time
 sys.path.insert(0, sys.argv[1])
 import chaoskit
 
-def stamp(what, attempt):
+def stamp(what, process):
     with open(os.environ["CHAOSKIT_BENCH_LOG"], "a") as f:
-        f.write("%s %d %d\n" % (what, attempt, time.time_ns()))
+        f.write("%s %d %d\n" % (what, process, time.time_ns()))
 
 do, connect = chaoskit.Client._do, chaoskit.connect
 
 def timed_do(self, req):
     if req["op"] != "hello":
-        stamp("sent", self.attempt)
+        stamp("sent", self.process)
     return do(self, req)
 
 def timed_connect(*args, **kwargs):
     ck = connect(*args, **kwargs)
-    stamp("hello", ck.attempt)
+    stamp("hello", ck.process)
     return ck
 
 chaoskit.Client._do, chaoskit.connect = timed_do, timed_connect
@@ -437,12 +437,12 @@ func readStamps(b *testing.B, log string, goSide *stamps) map[string]int64 {
 	}
 	for _, line := range strings.Split(strings.TrimSpace(string(text)), "\n") {
 		var what string
-		var attempt int
+		var proc int
 		var ns int64
-		if _, err := fmt.Sscanf(line, "%s %d %d", &what, &attempt, &ns); err != nil {
+		if _, err := fmt.Sscanf(line, "%s %d %d", &what, &proc, &ns); err != nil {
 			b.Fatalf("%s: %q: %v", log, line, err)
 		}
-		goSide.add(what, attempt, ns)
+		goSide.add(what, proc, ns)
 	}
 	return goSide.at
 }

@@ -101,7 +101,7 @@ func TestFUSEPowerCatchesAMissingFsync(t *testing.T) {
 // the kernel hides nothing from the disk, and a restarted command reads what the disk kept.
 func TestFUSEPowerKeepsOnlyWhatWasFsynced(t *testing.T) {
 	target := onFUSE(t, "correct")
-	target.Argv = []string{"sh", "-c", `cd "$CHAOSKIT_STATE_DIR" && if [ "$CHAOSKIT_ATTEMPT" = 0 ]; then
+	target.Argv = []string{"sh", "-c", `cd "$CHAOSKIT_STATE_DIR" && if [ "$CHAOSKIT_PROCESS" = 0 ]; then
 		printf kept > kept && sync kept . && printf lost > lost && exec "$0" -mode tour
 	else
 		ls | tr '\n' ' ' >&2; [ -f kept ] && [ ! -s lost ] && exec "$0" -mode tour

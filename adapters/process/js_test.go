@@ -68,7 +68,7 @@ func TestJSRefusal(t *testing.T) {
 	node := needNode(t)
 	tour := jsTour(t)
 	// The first process tours; the one restarted after the kill refuses.
-	target := process.Target{Argv: []string{"sh", "-c", `if [ "$CHAOSKIT_ATTEMPT" = 0 ]; then exec "$0" "$1"; else exec "$0" "$1" --refuse; fi`, node, tour}, ToolList: tools}
+	target := process.Target{Argv: []string{"sh", "-c", `if [ "$CHAOSKIT_PROCESS" = 0 ]; then exec "$0" "$1"; else exec "$0" "$1" --refuse; fi`, node, tour}, ToolList: tools}
 	rn, err := sim.NewRunner(harness.Fresh(target), sim.Options{Name: "js/refuser"})
 	if err != nil {
 		t.Fatal(err)

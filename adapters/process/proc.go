@@ -52,7 +52,8 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 		return nil, err
 	}
 	vars := []string{EnvSocket + "=" + sock, EnvProtocol + "=" + strconv.Itoa(Version),
-		EnvStateDir + "=" + state, EnvAttempt + "=" + strconv.Itoa(env.Attempt()), EnvWorker + "=" + strconv.Itoa(env.Worker())}
+		EnvStateDir + "=" + state, EnvProcess + "=" + strconv.Itoa(env.Process()),
+		EnvAttempt + "=" + strconv.Itoa(env.Process()), EnvWorker + "=" + strconv.Itoa(env.Worker())}
 	cmd := command{argv: t.Argv, dir: t.Dir, env: append(append([]string(nil), t.Env...), vars...), name: filepath.Base(p.dir), marker: token,
 		trapSyncs: t.Disk == FUSE}
 	if p.child, err = startChild(cmd); err != nil { // the token is the marker: CHAOSKIT_TOKEN

@@ -121,7 +121,7 @@ func TestEveryRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := rn.Run(nil)
-	want := `map[attempt:0 await_deadline:true lookup:create_po-1 true false message:check-1 messages:1 model:file the order po:create_po-1 random:true replayed:true slept:1m30s token:1 worker:0]`
+	want := `map[attempt:0 await_deadline:true lookup:create_po-1 true false message:check-1 messages:1 model:file the order po:create_po-1 process:0 random:true replayed:true slept:1m30s token:1 worker:0]`
 	if got := fmt.Sprint(c.Result); got != want || c.Verdict.Outcome != oracle.Pass {
 		t.Fatalf("result %s\nwant   %s\n%s", got, want, c)
 	}
@@ -131,7 +131,7 @@ func TestEveryRequest(t *testing.T) {
 // as refused.
 func TestRefusal(t *testing.T) {
 	target := child("refuse")
-	target.Argv = []string{"sh", "-c", `if [ "$CHAOSKIT_ATTEMPT" = 0 ]; then exec "$0" -mode tour; else exec "$0" -mode refuse; fi`, childBin}
+	target.Argv = []string{"sh", "-c", `if [ "$CHAOSKIT_PROCESS" = 0 ]; then exec "$0" -mode tour; else exec "$0" -mode refuse; fi`, childBin}
 	rn, err := sim.NewRunner(harness.Fresh(target), sim.Options{Name: "refuser"})
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +229,7 @@ func TestPlainTargetLimits(t *testing.T) {
 	if c.Verdict.Outcome != oracle.Unknown || !strings.Contains(c.Verdict.Reason, "--disk fuse") {
 		t.Fatalf("%s", c)
 	}
-	if _, err := newRunner(t, child("correct"), sim.Options{Replicas: 2}); err == nil || !strings.Contains(err.Error(), "cannot run 2 workers") {
+	if _, err := newRunner(t, child("correct"), sim.Options{Workers: 2}); err == nil || !strings.Contains(err.Error(), "cannot run 2 workers") {
 		t.Fatalf("err = %v", err)
 	}
 }

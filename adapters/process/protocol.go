@@ -20,7 +20,8 @@ const (
 	EnvToken    = "CHAOSKIT_TOKEN"     // the token the hello must carry
 	EnvProtocol = "CHAOSKIT_PROTOCOL"  // the protocol version chaoskit speaks
 	EnvStateDir = "CHAOSKIT_STATE_DIR" // the directory the harness keeps its durable state in
-	EnvAttempt  = "CHAOSKIT_ATTEMPT"   // the process's number: 0, then one more per process started
+	EnvProcess  = "CHAOSKIT_PROCESS"   // the process's number: 0, then one more per process started
+	EnvAttempt  = "CHAOSKIT_ATTEMPT"   // EnvProcess's number under its earlier name, for clients that read it
 	EnvWorker   = "CHAOSKIT_WORKER"    // the worker the process belongs to, from 0
 )
 
@@ -60,7 +61,8 @@ type response struct {
 	OK       bool      `json:"ok"`
 	Error    *protoErr `json:"error,omitempty"`
 	V        int       `json:"v,omitempty"` // hello
-	Attempt  *int      `json:"attempt,omitempty"`
+	Process  *int      `json:"process,omitempty"`
+	Attempt  *int      `json:"attempt,omitempty"` // Process, under its earlier name, for clients that read it
 	Worker   *int      `json:"worker,omitempty"`
 	StateDir string    `json:"state_dir,omitempty"`
 

@@ -83,7 +83,7 @@ func TestPythonTour(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"attempt":0,"await_deadline":true,"lease_extended":10,"lookup":["create_po-1",null],"message":"check-1","messages":1,"model":"file the order","po":"create_po-1","random":true,"replayed":true,"slept":90,"token":1,"worker":0}`
+	want := `{"attempt":0,"await_deadline":true,"lease_extended":10,"lookup":["create_po-1",null],"message":"check-1","messages":1,"model":"file the order","po":"create_po-1","process":0,"random":true,"replayed":true,"slept":90,"token":1,"worker":0}`
 	if string(got) != want || c.Verdict.Outcome != oracle.Pass {
 		t.Fatalf("result %s\nwant   %s\n%s", got, want, c)
 	}
@@ -95,7 +95,7 @@ func TestPythonRefuse(t *testing.T) {
 	client, _ := filepath.Abs("python")
 	script := `import sys; sys.path.insert(0, sys.argv[1]); import chaoskit
 ck = chaoskit.connect()
-if ck.attempt == 0:
+if ck.process == 0:
     ck.mark("started")
     ck.done("done")
 else:

@@ -118,11 +118,11 @@ func (s *session) hello(c net.Conn, line []byte) error {
 		writeLine(c, response{ID: req.ID, Error: &protoErr{Code: codeVersion, Message: msg}})
 		return errors.New(msg)
 	}
-	attempt, worker := s.env.Attempt(), s.env.Worker()
+	proc, worker := s.env.Process(), s.env.Worker()
 	s.connMu.Lock()
 	s.conn = c
 	s.connMu.Unlock()
-	writeLine(c, response{ID: req.ID, OK: true, V: Version, Attempt: &attempt, Worker: &worker, StateDir: s.stateDir})
+	writeLine(c, response{ID: req.ID, OK: true, V: Version, Process: &proc, Attempt: &proc, Worker: &worker, StateDir: s.stateDir})
 	return nil
 }
 

@@ -189,7 +189,7 @@ func (r *benchReport) reference(c *cli) error {
 	r.CaseVsBare = round3(float64(cases) / float64(bare))
 	throughput := func(workers int) (float64, error) {
 		o := opts
-		o.Faults, o.Workers = faults.StorageKinds(), workers
+		o.Faults, o.Parallel = faults.StorageKinds(), workers
 		t0 := time.Now()
 		done, err := campaign.Explore(c.ctx, rn, o)
 		if err == nil {
@@ -257,7 +257,7 @@ func benchRandomCampaign(c *cli, n, workers int) (*benchRandom, error) {
 	defer c.fs.RemoveAll(dir)
 	camp := &campaign.Campaign{
 		Targets: []campaign.Target{{Name: "synthetic", New: reference.Synthetic(100)}},
-		Options: campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power}, Mode: campaign.Random, Cases: n, Workers: workers},
+		Options: campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power}, Mode: campaign.Random, Cases: n, Parallel: workers},
 	}
 	t0 := time.Now()
 	rep, err := camp.Run(c.ctx, campaign.RunOptions{FS: c.fs, Dir: dir})
@@ -496,7 +496,7 @@ func benchOneCommand(c *cli, cmd reports.Command, eb execBench) (benchCommand, e
 	campaignOf := func(workers int) (cost, int, error) {
 		n := 0
 		c, err := measured(func() error {
-			done, err := campaign.Explore(c.ctx, rn, campaign.Options{Faults: kinds, Cases: eb.cases * len(kinds), Workers: workers})
+			done, err := campaign.Explore(c.ctx, rn, campaign.Options{Faults: kinds, Cases: eb.cases * len(kinds), Parallel: workers})
 			n = len(done)
 			return err
 		})

@@ -205,7 +205,7 @@ func runRun(c *cli, args []string) error {
 	if formats, err = sel.formats(formats, cf.set); err != nil {
 		return err
 	}
-	camp.Options.Workers = *workers
+	camp.Options.Parallel = *workers
 	ro := sel.options(c)
 	rep, journalErr := c.execute(camp, dir, resumed, ro)
 	if rep == nil {

@@ -78,7 +78,7 @@ if (flags['dump-state']) {
 async function main() {
   if (flags['log-nodes']) {
     // Before anything else: a process killed at its first beat is in the log too.
-    (await import('node:fs')).appendFileSync(flags['log-nodes'], `${process.env.CHAOSKIT_ATTEMPT ?? '-'} start\n`);
+    (await import('node:fs')).appendFileSync(flags['log-nodes'], `${process.env.CHAOSKIT_PROCESS ?? '-'} start\n`);
   }
   const lg = await import('../chaoskit-langgraph.mjs');
   const { StateGraph, Annotation, MessagesAnnotation, START, END } = await import('@langchain/langgraph');
@@ -174,7 +174,7 @@ async function main() {
   if (flags['log-nodes']) {
     const fs = await import('node:fs');
     for await (const [mode, chunk] of await app.stream(start, { ...config, streamMode: ['tasks', 'values'] })) {
-      if (mode === 'tasks' && 'input' in chunk) fs.appendFileSync(flags['log-nodes'], `${ck.attempt} ${chunk.name}\n`);
+      if (mode === 'tasks' && 'input' in chunk) fs.appendFileSync(flags['log-nodes'], `${ck.process} ${chunk.name}\n`);
       if (mode === 'values') out = chunk;
     }
   } else {

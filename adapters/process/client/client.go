@@ -33,10 +33,14 @@ var ErrNotUnderChaoskit = errors.New("chaoskit: CHAOSKIT_SOCKET is not set: not 
 
 // Client is a connection to chaoskit.
 type Client struct {
-	// Attempt numbers the process (0 for the first, one more per process started), Worker the
+	// Process numbers the process (0 for the first, one more per process started), Worker the
 	// worker it belongs to, and StateDir is the directory to keep durable state in.
-	Attempt, Worker int
+	Process, Worker int
 	StateDir        string
+	// Attempt is Process, under its earlier name.
+	//
+	// Deprecated: use Process.
+	Attempt int
 
 	mu   sync.Mutex
 	conn net.Conn
@@ -60,7 +64,11 @@ func Connect() (*Client, error) {
 		conn.Close()
 		return nil, err
 	}
-	c.Attempt, c.Worker, c.StateDir = r.Attempt, r.Worker, r.StateDir
+	c.Process, c.Worker, c.StateDir = r.Attempt, r.Worker, r.StateDir
+	if r.Process != nil {
+		c.Process = *r.Process
+	}
+	c.Attempt = c.Process
 	return c, nil
 }
 
@@ -271,7 +279,8 @@ type response struct {
 		Message      string `json:"message"`
 		RetryAfterMs int64  `json:"retry_after_ms"`
 	} `json:"error"`
-	Attempt  int       `json:"attempt"`
+	Process  *int      `json:"process"`
+	Attempt  int       `json:"attempt"` // Process, from a chaoskit that sends only its earlier name
 	Worker   int       `json:"worker"`
 	StateDir string    `json:"state_dir"`
 	ReplyID  string    `json:"reply_id"`

@@ -200,6 +200,8 @@ export declare function connect(options?: { env?: Record<string, string | undefi
 export declare class Client {
   private constructor();
   /** The process's number: 0 for the first, one more per process started. */
+  process: number;
+  /** The process's number under its earlier name. @deprecated use process. */
   attempt: number;
   /** The worker the process belongs to, from 0. */
   worker: number;

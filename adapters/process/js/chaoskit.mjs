@@ -222,6 +222,8 @@ const HELLO = Symbol('chaoskit.hello');
 /** A connection to chaoskit, from connect(). */
 export class Client {
   /** The process's number: 0 for the first, one more per process started. @type {number} */
+  process = 0;
+  /** The process's number under its earlier name. @deprecated use process. @type {number} */
   attempt = 0;
   /** The worker the process belongs to, from 0. @type {number} */
   worker = 0;
@@ -264,7 +266,8 @@ export class Client {
     const c = new Client(sock, INTERNAL);
     try {
       const r = await c.#request({ op: 'hello', v: VERSION, token, client: CLIENT_NAME });
-      c.attempt = r.attempt ?? 0;
+      c.process = r.process ?? r.attempt ?? 0;
+      c.attempt = c.process;
       c.worker = r.worker ?? 0;
       c.stateDir = r.state_dir ?? '';
     } catch (err) {

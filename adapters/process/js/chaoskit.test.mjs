@@ -83,7 +83,7 @@ test('the hello carries the token, the version and the client; its answer fills 
   const srv = await fake(t);
   const c = await connect({ env: srv.env });
   assert.equal(srv.lines[0], `{"id":1,"op":"hello","v":${VERSION},"token":"tok","client":"js/1"}`);
-  assert.deepEqual([c.attempt, c.worker, c.stateDir], [2, 1, '/state']);
+  assert.deepEqual([c.process, c.attempt, c.worker, c.stateDir], [2, 2, 1, '/state']);
   c.close();
 });
 

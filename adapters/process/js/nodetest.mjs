@@ -349,7 +349,7 @@ function render(c, seed, replay) {
     for (const b of trace) {
       if (last >= 0 && b.beat > last + 1) lines.push('         ...');
       last = b.beat;
-      let row = `  ${b.fault ? '>> ' : '   '}${String(b.beat).padStart(5)}  p${b.attempt ?? 0}  ${b.label ?? ''}`;
+      let row = `  ${b.fault ? '>> ' : '   '}${String(b.beat).padStart(5)}  p${b.process ?? b.attempt ?? 0}  ${b.label ?? ''}`;
       if (b.fault) row += `   <- ${b.fault}`;
       if (b.note) row += `   [${b.note}]`;
       lines.push(row);

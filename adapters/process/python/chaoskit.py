@@ -238,7 +238,8 @@ def connect(path=None, token=None):
     except BaseException:
         client.close()
         raise
-    client.attempt = r.get("attempt", 0)
+    client.process = r.get("process", r.get("attempt", 0))
+    client.attempt = client.process
     client.worker = r.get("worker", 0)
     client.state_dir = r.get("state_dir", "")
     return client
@@ -247,12 +248,13 @@ def connect(path=None, token=None):
 class Client:
     """A connection to chaoskit; make one with connect().
 
-    attempt numbers the process (0 for the first, one more per process started), worker is the
+    process numbers the process (0 for the first, one more per process started), worker is the
     worker it belongs to, and state_dir the directory to keep durable state in: everything
-    written elsewhere is lost with the process."""
+    written elsewhere is lost with the process. attempt is process under its earlier name."""
 
     def __init__(self, sock):
         """Wraps a connected socket; the hello is connect()'s job."""
+        self.process = 0
         self.attempt = 0
         self.worker = 0
         self.state_dir = ""

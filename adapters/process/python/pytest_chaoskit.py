@@ -344,7 +344,7 @@ def _render(case, seed, pytest_cmd):
             if last >= 0 and b["beat"] > last + 1:
                 lines.append("         ...")
             last = b["beat"]
-            row = "  %s%5d  p%d  %s" % (">> " if b.get("fault") else "   ", b["beat"], b.get("attempt", 0), b.get("label", ""))
+            row = "  %s%5d  p%d  %s" % (">> " if b.get("fault") else "   ", b["beat"], b.get("process", b.get("attempt", 0)), b.get("label", ""))
             if b.get("fault"):
                 row += "   <- " + b["fault"]
             if b.get("note"):

@@ -125,7 +125,7 @@ class ConnectTest(unittest.TestCase):
         self.addCleanup(server.close)
         env = {"CHAOSKIT_SOCKET": server.path, "CHAOSKIT_TOKEN": TOKEN}
         with mock.patch.dict(os.environ, env), chaoskit.connect() as ck:
-            self.assertEqual((ck.attempt, ck.worker, ck.state_dir), (2, 1, "/state"))
+            self.assertEqual((ck.process, ck.attempt, ck.worker, ck.state_dir), (2, 2, 1, "/state"))
         self.assertEqual(server.requests(), [{"id": 1, "op": "hello", "v": 1, "token": TOKEN, "client": "python/1"}])
 
     def test_wrong_token(self):

@@ -11,7 +11,7 @@ import chaoskit
 
 def tour(ck):
     """Makes every request once; returns what each answered."""
-    out = {"attempt": ck.attempt, "worker": ck.worker}
+    out = {"process": ck.process, "attempt": ck.attempt, "worker": ck.worker}
     t0 = ck.now()
     ck.sleep(90)
     out["slept"] = int((ck.now() - t0).total_seconds())

@@ -111,7 +111,7 @@ type Op struct {
 	At            time.Time
 	Call          harness.Call
 	Identity      string // Identity(Call)
-	Beat, Attempt int    // where the call was made
+	Beat, Process int    // where the call was made
 	DupCallback   bool   // post an asynchronous completion twice
 	Name          string // the lease, or the model call's purpose
 	Holder        string // the lease's would-be holder
@@ -195,7 +195,7 @@ func (w *World) apply(op Op) (harness.Reply, error) {
 	if w.Counted {
 		w.effectSum.Add(op.Identity)
 	} else {
-		w.effects = append(w.effects, oracle.Effect{Tool: c.Tool, Identity: op.Identity, Beat: op.Beat, Attempt: op.Attempt})
+		w.effects = append(w.effects, oracle.Effect{Tool: c.Tool, Identity: op.Identity, Beat: op.Beat, Process: op.Process})
 	}
 	return r, nil
 }

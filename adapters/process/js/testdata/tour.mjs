@@ -9,7 +9,7 @@ if (process.argv.includes('--refuse')) {
   await c.refuse('cannot tell whether order 7 was filed');
   process.exit(4);
 }
-const out = { attempt: c.attempt, worker: c.worker };
+const out = { process: c.process, attempt: c.attempt, worker: c.worker };
 const t0 = await c.now();
 await c.sleep(90_000);
 const t1 = await c.now();

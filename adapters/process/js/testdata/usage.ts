@@ -14,9 +14,9 @@ async function harness(): Promise<void> {
     if (err instanceof NotUnderChaoskit || err instanceof ConnectionError) return;
     throw err;
   }
-  const attempt: number = c.attempt + c.worker;
+  const proc: number = c.process + c.worker;
   const dir: string = c.stateDir;
-  const call: Call = { tool: 'create_po', key: `po-${attempt}`, args: { usd: 84_000n, dir }, timeoutMs: 1000 };
+  const call: Call = { tool: 'create_po', key: `po-${proc}`, args: { usd: 84_000n, dir }, timeoutMs: 1000 };
   let reply: Reply | undefined;
   for (let i = 0; i < 3 && !reply; i++) {
     try {

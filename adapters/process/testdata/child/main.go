@@ -247,7 +247,7 @@ func save(path string, cp checkpoint, fsync bool) error {
 
 // tour makes every request of the protocol once and sends what came back as its result.
 func tour(c *client.Client) {
-	out := map[string]any{"attempt": c.Attempt, "worker": c.Worker}
+	out := map[string]any{"process": c.Process, "attempt": c.Attempt, "worker": c.Worker}
 	t0, _ := c.Now()
 	must(c.Sleep(90 * time.Second))
 	t1, _ := c.Now()
