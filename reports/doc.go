@@ -1,6 +1,6 @@
 // Package reports is chaoskit's report format: the data model of a campaign's results
-// (schema chaoskit.report/v2), reading and writing it, and summarising it per target and per
-// fault kind.
+// (schema chaoskit.report/v2), reading and writing it, summarising it per target and per fault
+// kind, and the gates CI checks it against.
 //
 // A report is the stable contract between chaoskit and whatever reads its output: CI gates,
 // dashboards, the replay command. Every field is a pure function of the targets, the seed and the
@@ -44,7 +44,8 @@
 // metrics restarts, failed_processes, beats, golden_beats, work_lost_beats,
 // resume_beats, duplicates, lost_effects, phantom_effects, state_mismatch and
 // model_calls_remade; duplicates_by_tool; trace (the beats around each fault, for cases that did
-// not pass); diff (the state or result difference, -golden +faulty); repro (the command that
+// not pass, each with beat, process, label, fault and note; reports written before the process
+// was named so call it attempt, which is read as process); diff (the state or result difference, -golden +faulty); repro (the command that
 // replays the case); duration_ms.
 //
 // After the cases come duration_ms, the campaign's wall-clock time, and last the trailer, on a
@@ -79,7 +80,12 @@
 // the same order: failures before unknown cases, and the first case of each kind of problem (fault
 // kinds and first violated property) before those that repeat one.
 //
-// # Shards, baselines, files
+// # Gates, shards, baselines, files
+//
+// ParseGate reads the language of CI gates, comparisons a report's summary must satisfy
+// (duplicates==0, work_lost_beats_mean{fault=power}<=1), and Gate.Check checks a report against
+// one; a malformed gate is a *GateSyntaxError pointing at the offending byte. ParseTolerances
+// reads the per-metric tolerances of a comparison with a baseline.
 //
 // Merge puts the reports of a campaign's shards (ParseShard: shard I of N holds the cases whose
 // index is I-1 modulo N) back together into the report of the whole campaign. Compare lists the

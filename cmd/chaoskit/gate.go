@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/reports"
 )
 
@@ -30,7 +29,7 @@ func runGate(c *cli, args []string) error {
 	case *baseline == "" && *expr == "":
 		return usagef("gate needs --baseline OLD.json, --gate EXPR, or both")
 	}
-	opts, err := campaign.ParseTolerances(*tolerance)
+	opts, err := reports.ParseTolerances(*tolerance)
 	if err != nil {
 		return usagef("--tolerance: %v", err)
 	}
@@ -129,8 +128,8 @@ func campaignOptions(rep *reports.Report) reports.Options {
 
 // parseGate parses the value of --gate for a campaign of the given options; a malformed gate is
 // a usage error.
-func parseGate(text string, opts reports.Options) (campaign.Gate, error) {
-	g, err := campaign.ParseGate(text, opts)
+func parseGate(text string, opts reports.Options) (reports.Gate, error) {
+	g, err := reports.ParseGate(text, opts)
 	if err != nil {
 		return nil, usagef("--%v", err)
 	}
@@ -139,7 +138,7 @@ func parseGate(text string, opts reports.Options) (campaign.Gate, error) {
 
 // gateVerdict prints the outcome of gate g over rep to w, one line per failed comparison, and
 // returns the exit error it calls for: nil if it held.
-func gateVerdict(g campaign.Gate, rep *reports.Report, w io.Writer) error {
+func gateVerdict(g reports.Gate, rep *reports.Report, w io.Writer) error {
 	checked, failures := g.Check(rep)
 	if checked == 0 {
 		why := "no target or fault kind of the report matches its selectors"

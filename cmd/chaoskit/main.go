@@ -274,6 +274,6 @@ func runVersion(c *cli, args []string) error {
 	if err := c.noArguments("version", args); err != nil {
 		return err
 	}
-	fmt.Fprintln(c.stdout, "chaoskit", campaign.Version())
+	fmt.Fprintln(c.stdout, "chaoskit", version())
 	return nil
 }

@@ -47,7 +47,7 @@ func addOutputFlags(fs *flag.FlagSet) output {
 }
 
 // check parses the flags against the campaign that the report is of, before it runs.
-func (o output) check(opts reports.Options) ([]string, campaign.Gate, error) {
+func (o output) check(opts reports.Options) ([]string, reports.Gate, error) {
 	formats, err := parseFormats(*o.format)
 	if err != nil {
 		return nil, nil, err
@@ -63,7 +63,7 @@ func (o output) check(opts reports.Options) ([]string, campaign.Gate, error) {
 // summary. It returns the first error in writing a file; the journal, written as the cases
 // finished, stays whatever happens.
 func (c *cli) publish(rep *reports.Report, dir string, formats []string, summary func(w io.Writer, rep *reports.Report) error) error {
-	rep.Provenance = campaign.Provenance(c.args)
+	rep.Provenance = provenance(c.args)
 	written, err := reports.WriteDir(c.fs, dir, rep, formats)
 	if slices.Contains(formats, textFormat) {
 		if serr := summary(c.stdout, rep); serr != nil && err == nil {
@@ -87,7 +87,7 @@ func (c *cli) publish(rep *reports.Report, dir string, formats []string, summary
 
 // judge returns the error the exit code follows: the gate's outcome when there is a gate (its
 // failures printed to w), else the report's verdict.
-func judge(rep *reports.Report, g campaign.Gate, w io.Writer) error {
+func judge(rep *reports.Report, g reports.Gate, w io.Writer) error {
 	if g != nil {
 		return gateVerdict(g, rep, w)
 	}

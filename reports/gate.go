@@ -1,4 +1,4 @@
-package campaign
+package reports
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/chaoskit/chaoskit/oracle"
-	"github.com/chaoskit/chaoskit/reports"
 )
 
 // Gate is a list of comparisons that a report's summary must satisfy, written
@@ -21,7 +20,7 @@ import (
 //
 //	duplicates==0, lost_effects==0, work_lost_beats_mean{fault=power}<=1, failed{target=reference}==0
 //
-// A metric is a field of the summary (reports.StatFields: cases, failed, duplicates,
+// A metric is a field of the summary (StatFields: cases, failed, duplicates,
 // work_lost_beats_mean, ...) or a property name (no-duplicate-effects, ...), which stands for
 // the number of cases that violated it. Without a selector a comparison holds for every target,
 // over its totals and over the totals of each fault kind; target= keeps the targets named (a
@@ -64,7 +63,7 @@ type gateParser struct {
 // ParseGate parses a gate for a campaign of the given options, whose targets and fault kinds
 // its selectors must name; the empty string is no gate (nil). Errors are *GateSyntaxError
 // values.
-func ParseGate(text string, opts reports.Options) (Gate, error) {
+func ParseGate(text string, opts Options) (Gate, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
@@ -132,9 +131,9 @@ func (p *gateParser) comparison() (comparison, error) {
 		}
 		return c, p.errorf(p.i, "want a metric name, not %s", p.next())
 	}
-	if !slices.Contains(reports.StatFields(), c.metric) && !slices.Contains(oracle.Properties(), c.metric) {
+	if !slices.Contains(StatFields(), c.metric) && !slices.Contains(oracle.Properties(), c.metric) {
 		return c, p.errorf(start, "unknown metric %q (known: %s; or a property: %s)", c.metric,
-			strings.Join(reports.StatFields(), ", "), strings.Join(oracle.Properties(), ", "))
+			strings.Join(StatFields(), ", "), strings.Join(oracle.Properties(), ", "))
 	}
 	p.space()
 	if p.i < len(p.in) && p.in[p.i] == '{' {
@@ -291,7 +290,7 @@ func (c comparison) holds(x float64) bool {
 // Check evaluates the gate over rep's summary and returns how many comparisons it made and a
 // line for each that failed, naming the target, the fault kind and the actual value, e.g.
 // "reference [power]: work_lost_beats_mean is 3.076, want <= 2".
-func (g Gate) Check(rep *reports.Report) (checked int, failures []string) {
+func (g Gate) Check(rep *Report) (checked int, failures []string) {
 	for _, c := range g {
 		for _, t := range rep.Summary.Targets {
 			if !c.selects(t.Target) {
@@ -313,7 +312,7 @@ func (g Gate) Check(rep *reports.Report) (checked int, failures []string) {
 }
 
 // failure returns a line saying how s fails c, or nothing if it does not.
-func (c comparison) failure(where string, s *reports.Stats) []string {
+func (c comparison) failure(where string, s *Stats) []string {
 	x, ok := s.Value(c.metric)
 	if !ok {
 		x = float64(s.Violations[c.metric])
@@ -326,31 +325,31 @@ func (c comparison) failure(where string, s *reports.Stats) []string {
 }
 
 // ParseTolerances parses the value of --tolerance: comma-separated NAME=AMOUNT, where NAME is
-// one of reports.RegressionMetrics, a property, or * for every other, and AMOUNT is an absolute
+// one of RegressionMetrics, a property, or * for every other, and AMOUNT is an absolute
 // amount (2, 0.5) or a percentage of the baseline's value (10%).
-func ParseTolerances(list string) (reports.CompareOptions, error) {
-	var opts reports.CompareOptions
+func ParseTolerances(list string) (CompareOptions, error) {
+	var opts CompareOptions
 	if strings.TrimSpace(list) == "" {
 		return opts, nil
 	}
-	opts.Tolerances = map[string]reports.Tolerance{}
+	opts.Tolerances = map[string]Tolerance{}
 	for _, item := range strings.Split(list, ",") {
 		name, amount, ok := strings.Cut(strings.TrimSpace(item), "=")
 		if !ok {
 			return opts, fmt.Errorf("tolerance %q: %q is not NAME=AMOUNT", list, item)
 		}
-		if name != "*" && !slices.Contains(reports.RegressionMetrics(), name) && !slices.Contains(oracle.Properties(), name) {
+		if name != "*" && !slices.Contains(RegressionMetrics(), name) && !slices.Contains(oracle.Properties(), name) {
 			return opts, fmt.Errorf("tolerance %q: unknown metric %q (known: %s; a property: %s; or * for the rest)", list, name,
-				strings.Join(reports.RegressionMetrics(), ", "), strings.Join(oracle.Properties(), ", "))
+				strings.Join(RegressionMetrics(), ", "), strings.Join(oracle.Properties(), ", "))
 		}
 		pct, rel := strings.CutSuffix(amount, "%")
 		x, err := strconv.ParseFloat(pct, 64)
 		if err != nil || !(x >= 0 && x <= 1e12) { // NaN fails too
 			return opts, fmt.Errorf("tolerance %q: %s's amount %q is not a number of 0 or more, or a percentage such as 10%%", list, name, amount)
 		}
-		t := reports.Tolerance{Abs: x}
+		t := Tolerance{Abs: x}
 		if rel {
-			t = reports.Tolerance{Rel: x / 100}
+			t = Tolerance{Rel: x / 100}
 		}
 		if name == "*" {
 			opts.Default = t

@@ -1,4 +1,4 @@
-package campaign
+package main
 
 import (
 	"runtime/debug"
@@ -9,10 +9,10 @@ import (
 // modulePath is chaoskit's module.
 const modulePath = "github.com/chaoskit/chaoskit"
 
-// Version returns chaoskit's version as the running program was built with it: the module's
+// version returns chaoskit's version as the running program was built with it: the module's
 // version (a tag, or "(devel)" for a build from a checkout), and the revision and state of the
 // checkout when the build recorded them.
-func Version() string {
+func version() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"
@@ -37,8 +37,8 @@ func Version() string {
 	return v
 }
 
-// Provenance returns the provenance of a report made by the command line args (less the
+// provenance returns the provenance of a report made by the command line args (less the
 // program's name).
-func Provenance(args []string) *reports.Provenance {
-	return &reports.Provenance{Chaoskit: Version(), Args: args}
+func provenance(args []string) *reports.Provenance {
+	return &reports.Provenance{Chaoskit: version(), Args: args}
 }

@@ -1,4 +1,4 @@
-package campaign
+package reports
 
 import (
 	"errors"
@@ -7,11 +7,10 @@ import (
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
-	"github.com/chaoskit/chaoskit/reports"
 )
 
 // gateCampaign is the campaign the gate tests parse against.
-var gateCampaign = reports.Options{Targets: []string{"reference", "reference/act-then-save"}, Faults: []string{"kill", "power"}}
+var gateCampaign = Options{Targets: []string{"reference", "reference/act-then-save"}, Faults: []string{"kill", "power"}}
 
 func TestParseGate(t *testing.T) {
 	for _, tc := range []struct{ in, canonical string }{
@@ -99,8 +98,8 @@ func FuzzParseGate(f *testing.F) {
 }
 
 func TestGateCheck(t *testing.T) {
-	r := &reports.Report{Options: gateCampaign}
-	for _, c := range []reports.Case{
+	r := &Report{Options: gateCampaign}
+	for _, c := range []Case{
 		{Target: "reference", Schedule: faults.MustParseSchedule("kill@1"), Verdict: oracle.Pass, Metrics: oracle.Metrics{WorkLostBeats: 1}},
 		{Target: "reference", Schedule: faults.MustParseSchedule("power@2"), Verdict: oracle.Pass, Metrics: oracle.Metrics{WorkLostBeats: 3}},
 		{Target: "reference/act-then-save", Schedule: faults.MustParseSchedule("kill@1"), Verdict: oracle.Fail, Metrics: oracle.Metrics{Duplicates: 2},
