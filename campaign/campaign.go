@@ -150,7 +150,7 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 	for i, rn := range runners {
 		ro := o
 		ro.OnCase = rec.record
-		Stream(ctx, rn, todo[i], ro)
+		stream(ctx, rn, todo[i], ro)
 	}
 	var journalErr error
 	if rec.journal != nil {
@@ -173,7 +173,7 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 		all.Cases = 0
 		for i := range rep.Summary.Targets {
 			t := &rep.Summary.Targets[i]
-			if seq, err := ScheduleSeq(runners[rank[t.Target]], all); err == nil {
+			if seq, err := scheduleSeq(runners[rank[t.Target]], all); err == nil {
 				for range seq {
 					t.Schedules++
 				}
@@ -306,7 +306,7 @@ func (c *Campaign) plan(runners []*sim.Runner, o Options, resumed *JournalState,
 	todo := make([]iter.Seq2[int, faults.Schedule], len(runners))
 	total, checked := 0, 0
 	for i, rn := range runners {
-		seq, err := ScheduleSeq(rn, o)
+		seq, err := scheduleSeq(rn, o)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -389,8 +389,8 @@ func RestartText(policy int) string {
 	return ""
 }
 
-// ParseRestart reads RestartText's form back; "always" is accepted too.
-func ParseRestart(text string) (int, error) {
+// parseRestart reads RestartText's form back; "always" is accepted too.
+func parseRestart(text string) (int, error) {
 	switch text {
 	case "", "always":
 		return sim.RestartAlways, nil
@@ -449,7 +449,7 @@ func (r *recorder) start(done []entry, total int) {
 }
 
 func (r *recorder) record(index int, hc *sim.Case) {
-	c := Report(hc, index)
+	c := ReportCase(hc, index)
 	if r.journal != nil {
 		r.journal.add(&c)
 	} else {
@@ -495,8 +495,8 @@ func (r *recorder) source(ro RunOptions, done []entry) func(fn func(*reports.Cas
 	return func(fn func(*reports.Case) error) error { return eachCase(entries, files, mem, fn) }
 }
 
-// Report returns case c, the index-th of its target's campaign, as a report holds it.
-func Report(c *sim.Case, index int) reports.Case {
+// ReportCase returns case c, the index-th of its target's campaign, as a report holds it.
+func ReportCase(c *sim.Case, index int) reports.Case {
 	v := c.Verdict
 	rc := reports.Case{
 		Target:           c.Target,

@@ -9,11 +9,11 @@
 // property; Explore does both for one target. Campaign runs several targets into a report
 // (package reports), journaling each case as it finishes (cases.jsonl, ReadJournal) so that an
 // interrupted campaign resumes where it stopped, and running only its Options.Shard of the
-// cases when asked. Gate is the language of CI gates over a report's summary, and
-// ParseTolerances that of a comparison with a baseline's.
+// cases when asked. ReportCase turns a case into a report's; Campaign.Report makes the report
+// of a campaign's cases. The gates a CI checks a report against are package reports'.
 //
 // The package has no exit-code policy and prints nothing: its errors are typed
-// (*GateSyntaxError, *JournalError, ErrInterrupted, and *TargetError, wrapping
+// (*JournalError, *UnsupportedError, ErrInterrupted, and *TargetError, wrapping
 // sim.ErrNondeterministic for a target that is not deterministic) for a caller to map to its
 // own.
 package campaign

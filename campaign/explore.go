@@ -49,7 +49,7 @@ func Run(ctx context.Context, rn *sim.Runner, scheds []faults.Schedule, index []
 			onCase(i, c)
 		}
 	}
-	Stream(ctx, rn, func(yield func(int, faults.Schedule) bool) {
+	stream(ctx, rn, func(yield func(int, faults.Schedule) bool) {
 		for i, s := range scheds {
 			if !yield(i, s) {
 				return
@@ -59,14 +59,14 @@ func Run(ctx context.Context, rn *sim.Runner, scheds []faults.Schedule, index []
 	return cases
 }
 
-// Stream runs the schedules seq yields against rn's target, each with its index in its
+// stream runs the schedules seq yields against rn's target, each with its index in its
 // campaign, Options.Parallel at a time, shrinking each failure in Random mode, and hands each
 // case to Options.OnCase with its index as it finishes. It keeps no case, and draws a schedule
 // from seq only when a worker is free for it, so that a campaign of any size runs in memory
-// that depends on the number of workers only. When ctx is done Stream stops early; a case
+// that depends on the number of workers only. When ctx is done stream stops early; a case
 // rn's own context stopped (sim.NewRunnerContext), or stopped while it was shrunk, is not
 // handed on.
-func Stream(ctx context.Context, rn *sim.Runner, seq iter.Seq2[int, faults.Schedule], o Options) {
+func stream(ctx context.Context, rn *sim.Runner, seq iter.Seq2[int, faults.Schedule], o Options) {
 	o = o.withDefaults()
 	var mu sync.Mutex
 	g, ctx := errgroup.WithContext(ctx)

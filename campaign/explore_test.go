@@ -43,7 +43,7 @@ func explore(t testing.TB, rn *sim.Runner, opts campaign.Options) []*sim.Case {
 
 // reportJSON is a case as its report holds it, wall-clock time aside.
 func reportJSON(t testing.TB, c *sim.Case) string {
-	rc := campaign.Report(c, 0)
+	rc := campaign.ReportCase(c, 0)
 	rc.DurationMs = 0
 	b, err := json.Marshal(rc)
 	if err != nil {

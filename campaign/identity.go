@@ -46,7 +46,7 @@ const MaxCases = 1_000_000
 func (c *Campaign) Identity() Identity {
 	o := c.Options.withDefaults()
 	id := Identity{Faults: o.Faults, Mode: o.Mode, Cases: o.Cases, Shard: o.Shard, Restart: o.RestartFailed, Backoff: o.RestartBackoff}
-	if FSModelText(o.FSModel) != "" {
+	if fsModelText(o.FSModel) != "" {
 		id.FSModel = o.FSModel
 	}
 	if o.Mode == Exhaustive && o.Depth > 1 {
@@ -83,13 +83,13 @@ func (id Identity) Options() reports.Options {
 	if d := id.MaxVirtualTime; d > 0 && d != sim.DefaultMaxVirtualTime {
 		o.MaxVirtualTime = d.String()
 	}
-	o.FSModel = FSModelText(id.FSModel)
+	o.FSModel = fsModelText(id.FSModel)
 	return o
 }
 
-// FSModelText is how a report and a journal record a filesystem model: "" for posix, the
+// fsModelText is how a report and a journal record a filesystem model: "" for posix, the
 // default, else the model's name.
-func FSModelText(m faults.FSModel) string {
+func fsModelText(m faults.FSModel) string {
 	if m == "" || m == faults.POSIX {
 		return ""
 	}
@@ -106,7 +106,7 @@ func ParseIdentity(o reports.Options) (Identity, error) {
 	if id.Faults, err = faults.ParseKinds(strings.Join(o.Faults, ",")); err != nil {
 		return id, fmt.Errorf("faults: %w", err)
 	}
-	if id.Mode, err = ParseMode(o.Mode); err != nil {
+	if id.Mode, err = parseMode(o.Mode); err != nil {
 		return id, fmt.Errorf("mode: %w", err)
 	}
 	switch {
@@ -141,7 +141,7 @@ func ParseCaseParams(o reports.Options) (Identity, error) {
 
 func (id *Identity) parseCaseParams(o reports.Options) error {
 	var err error
-	if id.Restart, err = ParseRestart(o.Restart); err != nil {
+	if id.Restart, err = parseRestart(o.Restart); err != nil {
 		return fmt.Errorf("restart: %w", err)
 	}
 	if o.RestartBackoff != "" {
@@ -159,7 +159,7 @@ func (id *Identity) parseCaseParams(o reports.Options) error {
 	}
 	if m, err := faults.ParseFSModel(o.FSModel); err != nil {
 		return fmt.Errorf("fs-model: %w", err)
-	} else if FSModelText(m) != "" {
+	} else if fsModelText(m) != "" {
 		id.FSModel = m
 	}
 	return nil

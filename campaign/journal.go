@@ -26,14 +26,14 @@ import (
 // before the next, so only the last line can be torn by a crash, and a torn or garbage last line
 // is ignored (and cut off before the next append). A malformed line anywhere else is an error.
 
-// JournalName is the journal's file name in a report directory.
-const JournalName = "cases.jsonl"
+// journalName is the journal's file name in a report directory.
+const journalName = "cases.jsonl"
 
 // journalSchema names the version of the journal's format.
 const journalSchema = "chaoskit.journal/v1"
 
 // JournalPath returns the path of the journal of the report directory dir.
-func JournalPath(dir string) string { return filepath.Join(dir, JournalName) }
+func JournalPath(dir string) string { return filepath.Join(dir, journalName) }
 
 // Header is the first line of a journal: the campaign's parameters, as the report records
 // them.
@@ -51,13 +51,13 @@ type journal struct {
 	err  error // the first failed append: later ones are not attempted
 }
 
-// WriteJournal writes a whole journal at path, atomically: the header, then cases. It returns
+// writeJournal writes a whole journal at path, atomically: the header, then cases. It returns
 // the journal's size.
-func WriteJournal(fsys afero.Fs, path string, h Header, cases []reports.Case) (size int64, err error) {
+func writeJournal(fsys afero.Fs, path string, h Header, cases []reports.Case) (size int64, err error) {
 	return WriteJournalFrom(fsys, path, h, (&reports.Report{Cases: cases}).Each)
 }
 
-// WriteJournalFrom is WriteJournal of the cases each yields (as reports.Report.Each does),
+// WriteJournalFrom is writeJournal of the cases each yields (as reports.Report.Each does),
 // written one at a time: a journal of any size takes the memory of a case. It returns the
 // journal's size, or the first error, of each or of writing, naming path.
 func WriteJournalFrom(fsys afero.Fs, path string, h Header, each func(fn func(*reports.Case) error) error) (size int64, err error) {
@@ -83,7 +83,7 @@ func WriteJournalFrom(fsys afero.Fs, path string, h Header, each func(fn func(*r
 // startJournal starts a journal at path, replacing any, with the header h, and opens it for
 // appending.
 func startJournal(fsys afero.Fs, path string, h Header) (*journal, error) {
-	size, err := WriteJournal(fsys, path, h, nil)
+	size, err := writeJournal(fsys, path, h, nil)
 	if err != nil {
 		return nil, err
 	}

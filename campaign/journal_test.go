@@ -276,7 +276,7 @@ func (f *fillAt) Inject(op faults.Op) *faults.Fault {
 func writeLines(t *testing.T, lines ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, JournalName), []byte(strings.Join(lines, "")), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, journalName), []byte(strings.Join(lines, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -312,7 +312,7 @@ func TestJournalTornAndMalformedLines(t *testing.T) {
 		{"header only", []string{head}, 0},
 		{"a case twice", []string{head, c1, c2, c1}, 2},
 	} {
-		st, err := ReadJournal(afero.NewOsFs(), filepath.Join(writeLines(t, tc.lines...), JournalName))
+		st, err := ReadJournal(afero.NewOsFs(), filepath.Join(writeLines(t, tc.lines...), journalName))
 		intact := strings.Join(tc.lines, "")
 		if tc.name != "a case twice" {
 			intact = strings.Join(lines[:tc.cases+1], "")
@@ -333,7 +333,7 @@ func TestJournalTornAndMalformedLines(t *testing.T) {
 		{"other version", []string{strings.Replace(head, journalSchema, "chaoskit.journal/v9", 1), c1}, 1, `journal format is "chaoskit.journal/v9"`},
 		{"empty", nil, 0, "empty"},
 	} {
-		path := filepath.Join(writeLines(t, tc.lines...), JournalName)
+		path := filepath.Join(writeLines(t, tc.lines...), journalName)
 		_, err := ReadJournal(afero.NewOsFs(), path)
 		var je *JournalError
 		if !errors.As(err, &je) || je.Path != path || je.Line != tc.line || !strings.Contains(err.Error(), tc.want) {

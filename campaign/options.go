@@ -32,8 +32,8 @@ func (m Mode) String() string {
 	return "exhaustive"
 }
 
-// ParseMode parses "exhaustive" or "random".
-func ParseMode(s string) (Mode, error) {
+// parseMode parses "exhaustive" or "random".
+func parseMode(s string) (Mode, error) {
 	switch s {
 	case "exhaustive":
 		return Exhaustive, nil

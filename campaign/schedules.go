@@ -27,7 +27,7 @@ import (
 // It returns an error if the golden run a kind needs (with several workers, for the fleet
 // faults) cannot be recorded.
 func Schedules(rn *sim.Runner, o Options) ([]faults.Schedule, error) {
-	seq, err := ScheduleSeq(rn, o)
+	seq, err := scheduleSeq(rn, o)
 	if err != nil {
 		return nil, err
 	}
@@ -38,11 +38,11 @@ func Schedules(rn *sim.Runner, o Options) ([]faults.Schedule, error) {
 	return out, nil
 }
 
-// ScheduleSeq returns the schedules of Schedules one at a time, drawing or listing each only
+// scheduleSeq returns the schedules of Schedules one at a time, drawing or listing each only
 // when it is asked for, so that a campaign of any size holds none of them in memory. (A Random
 // campaign remembers a 64-bit hash of each schedule drawn, to draw no schedule twice.) Each
 // iteration yields the same schedules in the same order.
-func ScheduleSeq(rn *sim.Runner, o Options) (iter.Seq[faults.Schedule], error) {
+func scheduleSeq(rn *sim.Runner, o Options) (iter.Seq[faults.Schedule], error) {
 	o = o.withDefaults()
 	for _, k := range o.Faults {
 		if why := rn.Unsupported(k); why != "" {
@@ -463,7 +463,7 @@ func (p *probes) get(rn *sim.Runner, kinds []faults.Kind, s faults.Schedule, n i
 // is decided about them, so a campaign that asked for them has not passed them.
 func NoCase(rn *sim.Runner, o Options) ([]string, error) {
 	o = o.withDefaults()
-	seq, err := ScheduleSeq(rn, o)
+	seq, err := scheduleSeq(rn, o)
 	if err != nil {
 		return nil, err
 	}

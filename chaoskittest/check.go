@@ -245,7 +245,7 @@ func writeReport(out, test string, rn *sim.Runner, opts campaign.Options, cases 
 	c := &campaign.Campaign{Targets: []campaign.Target{{Name: opts.Name}}, Options: opts}
 	var rcs []reports.Case
 	for i, hc := range cases {
-		rcs = append(rcs, campaign.Report(hc, i))
+		rcs = append(rcs, campaign.ReportCase(hc, i))
 	}
 	g, _ := rn.Golden(nil)
 	rep := c.Report(rcs, map[string]int{opts.Name: g.Len()})

@@ -87,7 +87,7 @@ func TestRandomFleetCampaignIsReproducible(t *testing.T) {
 		rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: sim.Options{Workers: 2, Seed: 300}, Mode: campaign.Random, Cases: 300, MaxFaults: 3, Faults: faults.AllKinds()})
 		rep := &reports.Report{Schema: reports.Schema, Seed: 300}
 		for i, c := range rn.explore(t) {
-			rep.Cases = append(rep.Cases, campaign.Report(c, i))
+			rep.Cases = append(rep.Cases, campaign.ReportCase(c, i))
 		}
 		rep.Summarize(map[string]int{rn.opts.Name: rn.golden().Len()})
 		b, err := json.Marshal(rep)

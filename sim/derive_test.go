@@ -18,7 +18,7 @@ import (
 
 // reportJSON is a case as its report holds it, wall-clock time aside.
 func reportJSON(t interface{ Fatal(...any) }, c *sim.Case) string {
-	rc := campaign.Report(c, 0)
+	rc := campaign.ReportCase(c, 0)
 	rc.DurationMs = 0
 	b, err := json.Marshal(rc)
 	if err != nil {

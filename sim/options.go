@@ -42,7 +42,7 @@ type Options struct {
 	RestartBackoff Backoff
 	// Timeout is how long, in wall-clock time, a process may go without a beat before it counts
 	// as hung and its case as unknown: at least Timeout (default 30s), and in a case at least
-	// HangFactor times the longest time the golden runs took between two beats, so that a
+	// 20 times (hangFactor) the longest time the golden runs took between two beats, so that a
 	// target slow on a loaded machine is never taken for a hung one. A hang that shows in
 	// virtual terms (every thread waiting for something that will never come) is decided at
 	// once, as stuck, whatever Timeout is.
@@ -112,11 +112,11 @@ const (
 	DefaultMaxVirtualTime = 365 * 24 * time.Hour
 )
 
-// DefaultTimeout is Options.Timeout's default, and HangFactor how many times the golden run's
+// DefaultTimeout is Options.Timeout's default, and hangFactor how many times the golden run's
 // longest gap between beats a case waits for a beat before its process counts as hung.
 const (
 	DefaultTimeout = 30 * time.Second
-	HangFactor     = 20
+	hangFactor     = 20
 )
 
 // The restart policies of Options.RestartFailed, besides a positive count.

@@ -281,7 +281,7 @@ func TestUnfiredFaultsAreReported(t *testing.T) {
 	if len(c.Unfired) != 1 || c.Unfired[0].Beat != 500 {
 		t.Fatalf("unfired = %v", c.Unfired)
 	}
-	if got := campaign.Report(c, 0).Unfired; len(got) != 1 || got[0].String() != "power@500" {
+	if got := campaign.ReportCase(c, 0).Unfired; len(got) != 1 || got[0].String() != "power@500" {
 		t.Fatalf("report unfired = %v", got)
 	}
 }

@@ -281,9 +281,9 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	// golden run, so that a recovery replaying the work at once is not mistaken for one.
 	r.goldenSpin = gold.r.rec.maxSpin
 	r.maxSpin = max(10*r.goldenSpin, g+1000)
-	if scaled := HangFactor * gold.maxGap; scaled > o.Timeout {
+	if scaled := hangFactor * gold.maxGap; scaled > o.Timeout {
 		o.Timeout = scaled.Round(time.Millisecond)
-		r.hangWhy = fmt.Sprintf(", %d times the golden run's longest gap between beats", HangFactor)
+		r.hangWhy = fmt.Sprintf(", %d times the golden run's longest gap between beats", hangFactor)
 	}
 	r.beats = rn.buffer(g)
 	var x ending

@@ -69,7 +69,7 @@ func sameEitherWay(t *testing.T, name string, tg process.Target, opts campaign.O
 
 // reportOf is a case as its report holds it, wall-clock time aside.
 func reportOf(c *sim.Case) reports.Case {
-	rc := campaign.Report(c, 0)
+	rc := campaign.ReportCase(c, 0)
 	rc.DurationMs = 0
 	return rc
 }
