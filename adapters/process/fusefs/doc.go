@@ -7,10 +7,13 @@
 // crash the process, and power loss, torn writes, a full disk and failing fsyncs apply to the
 // child's real files.
 //
-//	srv, err := fusefs.Mount(dir, faults.New(disk, injector), fusefs.Options{Do: sim.Do})
+//	srv, err := fusefs.Mount(dir, faults.New(disk, injector), fusefs.Options{Do: onLoop})
 //	... start the child with its state directory in dir; wait for it, or SIGKILL it ...
 //	srv.Unmount()
 //	disk.Crash(fault, rng) // then mount a new faults.FS over disk for the next process
+//
+// where onLoop runs each request's calls on the goroutine that owns the disk (see Options.Do and
+// its example; chaoskit's process adapter runs them on the goroutine of the simulated process).
 //
 // # A helper process
 //
@@ -26,7 +29,7 @@
 // cannot reach it. chaoskit's process adapter serves every FUSE disk this way.
 //
 //	ctl, theirs, _ := fusefs.HelperPair() // start a copy of the program running ServeHelper, with theirs
-//	srv, err := fusefs.NewHelper(ctl).Mount(dir, fsys, fusefs.Options{Do: sim.Do})
+//	srv, err := fusefs.NewHelper(ctl).Mount(dir, fsys, fusefs.Options{Do: onLoop})
 //
 // # One goroutine
 //

@@ -36,6 +36,34 @@ func ExampleMount() {
 	fmt.Printf("a: %q, b exists: %v\n", a, err == nil)
 }
 
+// Options.Do runs every call the mount makes on the afero.Fs where the caller wants it: here on
+// one goroutine, one request at a time, as chaoskit's process adapter runs them on the goroutine
+// of the simulated process, between its other beats. (Compiled, not run, since it needs FUSE.)
+func ExampleOptions_do() {
+	ops := make(chan func())
+	go func() { // the goroutine that owns the disk: a crash at a beat may end it (runtime.Goexit)
+		for op := range ops {
+			op()
+		}
+	}()
+	onLoop := func(op func()) {
+		done := make(chan struct{})
+		ops <- func() { defer close(done); op() }
+		<-done
+	}
+	disk := faults.NewDisk(faults.DiskOptions{})
+	dir, _ := os.MkdirTemp("", "chaoskit-state")
+	srv, err := fusefs.Mount(dir, faults.New(disk, nil), fusefs.Options{Do: onLoop})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	exec.Command("sh", "-c", `cd "$1" && echo x > a && sync a .`, "sh", dir).Run()
+	srv.Unmount()
+	os.Remove(dir)
+	close(ops)
+}
+
 func ExampleErrno() {
 	full := &fs.PathError{Op: "write", Path: "wal.log", Err: faults.Injected(syscall.ENOSPC)}
 	fmt.Println(fusefs.Errno(full) == syscall.ENOSPC, fusefs.Errno(fs.ErrNotExist) == syscall.ENOENT)
