@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 )
 
 // This file draws the charts of the HTML report as data (rectangles, lines and labels in SVG
@@ -126,7 +127,9 @@ const (
 // scale, their counts at their ends.
 const (
 	kindChartW     = 420.0
-	kindLabelW     = 112.0 // room for the longest kind's name, "model-ratelimit"
+	kindCharW      = 7.0   // the width of a character of a kind's name, about, in the tick font
+	kindLabelPad   = 7.0   // the room between a kind's name and its bars
+	kindLabelMax   = 27    // a kind's name is clipped to this many characters
 	kindCountW     = 112.0 // room for the counts after the longest bar
 	kindRowH       = 19.0
 	kindTitleH     = 26.0
@@ -170,32 +173,38 @@ func kindCharts(targets []*targetView, kinds []string) []*chart {
 			most = max(most, s.Cases)
 		}
 	}
-	var charts []*chart
-	for _, t := range targets {
-		var rows []string
+	rows := make([][]string, len(targets))
+	longest := 0 // the longest name drawn, in characters: every chart gets the room for it
+	for i, t := range targets {
 		for _, k := range kinds {
 			if t.ByFault[k].Cases > 0 {
-				rows = append(rows, k)
+				rows[i] = append(rows[i], k)
+				longest = max(longest, min(utf8.RuneCountInString(k), kindLabelMax))
 			}
 		}
-		if len(rows) == 0 {
-			continue
+	}
+	// The same room for the names in every chart, so that the bars share one scale.
+	labelW := kindLabelPad + kindCharW*float64(longest)
+	var charts []*chart
+	for i, t := range targets {
+		if len(rows[i]) > 0 {
+			charts = append(charts, kindChart(t, rows[i], most, labelW))
 		}
-		charts = append(charts, kindChart(t, rows, most))
 	}
 	return charts
 }
 
-func kindChart(t *targetView, kinds []string, most int) *chart {
+// kindChart draws target t's chart, with labelW of room for the names of the kinds.
+func kindChart(t *targetView, kinds []string, most int, labelW float64) *chart {
 	c := &chart{Title: "cases and failures per fault kind for " + t.Target + ", on a logarithmic scale",
 		W: kindChartW, H: kindTitleH + kindRowH*float64(len(kinds)) + kindAxisH}
 	c.text(4, 16, clip(t.Target, kindNameLength), "panel-title", "start")
-	x0, y0 := kindLabelW, kindTitleH
+	x0, y0 := labelW, kindTitleH
 	top := 10 // the power of ten above most, so that the axis ends on a tick
 	for top < most {
 		top *= 10
 	}
-	scale := logScale{top: top, size: kindChartW - kindLabelW - kindCountW}
+	scale := logScale{top: top, size: kindChartW - labelW - kindCountW}
 	bottom := y0 + kindRowH*float64(len(kinds))
 	for _, v := range scale.ticks() {
 		x := x0 + scale.at(v)
@@ -208,7 +217,7 @@ func kindChart(t *targetView, kinds []string, most int) *chart {
 		s := t.ByFault[k]
 		y := y0 + kindRowH*float64(i)
 		tip := fmt.Sprintf("%s, %s: %s, %d failed, %d unknown", t.Target, k, Count(s.Cases, "case"), s.Failed, s.Unknown)
-		c.text(x0-6, y+kindRowH/2+4, k, "tick", "end")
+		c.text(x0-6, y+kindRowH/2+4, clip(k, kindLabelMax), "tick", "end")
 		top, below := y+kindRowH/2-kindBarH, y+kindRowH/2
 		w := scale.at(s.Cases)
 		c.Rects = append(c.Rects, rect{X: x0, Y: top, W: w, H: kindBarH, Class: "bar-cases", Tip: tip})
