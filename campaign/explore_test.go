@@ -32,6 +32,12 @@ func newRunner(t testing.TB, newTarget func() harness.Target, opts sim.Options) 
 	return rn
 }
 
+// itself is a constructor that hands every process target itself: the test targets keep what
+// they must in Run's own variables.
+func itself(target harness.Target) func() harness.Target {
+	return func() harness.Target { return target }
+}
+
 func explore(t testing.TB, rn *sim.Runner, opts campaign.Options) []*sim.Case {
 	t.Helper()
 	cases, err := campaign.Explore(context.Background(), rn, opts)
@@ -206,4 +212,24 @@ func ExampleCampaign_Run() {
 	// Output:
 	// reference/act-then-save: 144 cases, 12 failed, 12 duplicates
 	// chaoskit replay --target reference/act-then-save --seed 0 --schedule 'kill@0'
+}
+
+// schedules lists the schedules of the campaign opts describes over rn's target.
+func schedules(t testing.TB, rn *sim.Runner, opts campaign.Options) []faults.Schedule {
+	t.Helper()
+	s, err := campaign.Schedules(rn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Faults that come after the run has ended are listed as unfired in the case's report, in their
+// text form, not silently dropped (sim's TestUnfiredFaultsAreReported: the case lists them).
+func TestReportCaseListsUnfiredFaults(t *testing.T) {
+	rn := newRunner(t, agent(reference.Correct), sim.Options{})
+	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 1}, {Kind: faults.Power, Beat: 50000}})
+	if got := campaign.ReportCase(c, 0).Unfired; len(got) != 1 || got[0].String() != "power@50000" {
+		t.Fatalf("report unfired = %v", got)
+	}
 }

@@ -2,30 +2,17 @@ package sim_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reference"
 	"github.com/chaoskit/chaoskit/sim"
 	"pgregory.net/rapid"
 )
-
-// reportJSON is a case as its report holds it, wall-clock time aside.
-func reportJSON(t interface{ Fatal(...any) }, c *sim.Case) string {
-	rc := campaign.ReportCase(c, 0)
-	rc.DurationMs = 0
-	b, err := json.Marshal(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 // agent returns a constructor of the reference agent's variant v, on the onboarding task.
 func agent(v reference.Variant) func() harness.Target {
@@ -69,7 +56,7 @@ func TestDerivedEqualsReRunForMultiFaultSchedules(t *testing.T) {
 			s = append(s, f)
 			beat += 1 + rapid.IntRange(0, 60).Draw(rt, "gap")
 		}
-		if got, want := reportJSON(rt, d.Run(s)), reportJSON(rt, r.Run(s)); got != want {
+		if got, want := caseJSON(rt, d.Run(s)), caseJSON(rt, r.Run(s)); got != want {
 			rt.Fatalf("under %s:\nderived: %s\nre-run:  %s", s, got, want)
 		}
 	})
@@ -99,8 +86,8 @@ func TestDerivedEqualsReRunWithThreads(t *testing.T) {
 	}}
 	d := newRunner(t, target, sim.Options{})
 	r := newRunner(t, target, sim.Options{NoDerive: true})
-	for _, s := range schedules(t, d, campaign.Options{Faults: []faults.Kind{faults.Kill}}) {
-		if got, want := reportJSON(t, d.Run(s)), reportJSON(t, r.Run(s)); got != want {
+	for _, s := range everyBeat(t, d, faults.Fault{Kind: faults.Kill}) {
+		if got, want := caseJSON(t, d.Run(s)), caseJSON(t, r.Run(s)); got != want {
 			t.Fatalf("under %s:\nderived: %s\nre-run:  %s", s, got, want)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/sim"
+	"github.com/spf13/afero"
 )
 
 // endless marks progress for ever, as a harness stuck in a loop does.
@@ -297,5 +298,75 @@ func TestSecondGoldenRunPastABoundIsNondeterministic(t *testing.T) {
 	_, err := sim.NewRunner(func() harness.Target { return target }, sim.Options{})
 	if !errors.Is(err, sim.ErrNondeterministic) || !strings.Contains(err.Error(), "the second made the same beats and did not finish within the bounds") {
 		t.Fatalf("NewRunner: %v", err)
+	}
+}
+
+// A target that is not deterministic is refused, naming the first beat where two golden runs
+// differ.
+func TestNondeterministicTargetIsRefused(t *testing.T) {
+	var calls atomic.Int32
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		name := "a"
+		if calls.Add(1) > 1 {
+			name = "b"
+		}
+		f, err := env.FS().Create(name)
+		if err != nil {
+			return nil, err
+		}
+		return nil, f.Close()
+	}}
+	_, err := sim.NewRunner(func() harness.Target { return target }, sim.Options{Name: "flaky"})
+	if !errors.Is(err, sim.ErrNondeterministic) {
+		t.Fatalf("err = %v, want ErrNondeterministic", err)
+	}
+	if want := `flaky: target is not deterministic: two golden runs diverge at beat 0: the first did "fs.create a", the second "fs.create b"`; err.Error() != want {
+		t.Fatalf("err = %q\nwant %q", err, want)
+	}
+}
+
+func TestGoldenRunFailuresAreErrors(t *testing.T) {
+	for name, tc := range map[string]struct {
+		run  func(ctx context.Context, env *harness.Env) (any, error)
+		want string
+	}{
+		"error": {func(ctx context.Context, env *harness.Env) (any, error) { return nil, errors.New("boom") }, "golden run failed: boom"},
+		"panic": {func(ctx context.Context, env *harness.Env) (any, error) { panic("kaput") }, "golden run panicked: kaput"},
+		"hang":  {func(ctx context.Context, env *harness.Env) (any, error) { select {} }, "golden run process 0 hung: no beat for 1s"},
+		"unknown tool": {func(ctx context.Context, env *harness.Env) (any, error) {
+			return env.Call(ctx, harness.Call{Tool: "nope"})
+		}, `call to undeclared tool "nope" (declare it in the target's Tools method) (at sim_test.TestGoldenRunFailuresAreErrors.func4 golden_test.go:`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := sim.NewRunner(harness.Fresh(harness.Func{RunFunc: tc.run}), sim.Options{Name: name, Timeout: time.Second})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+		})
+	}
+}
+
+// A target that does nothing through the Env is refused: chaoskit could not test it.
+func TestTargetWithoutBeatsIsRefused(t *testing.T) {
+	_, err := sim.NewRunner(harness.Fresh(harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		return "done, through os files", nil
+	}}), sim.Options{Name: "outside"})
+	if err == nil || !strings.Contains(err.Error(), "outside: golden run made no beat: chaoskit saw nothing it did") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// A target whose State fails on the golden run's disk is refused once, as such, rather than
+// failing same-state in every case.
+func TestGoldenStateErrorIsRefused(t *testing.T) {
+	_, err := sim.NewRunner(harness.Fresh(harness.Func{
+		RunFunc:   steps{n: 2}.Run,
+		StateFunc: func(afero.Fs) (any, error) { return nil, errors.New("no such table: steps") },
+	}), sim.Options{Name: "stateful"})
+	if err == nil || !strings.Contains(err.Error(), "stateful: the golden run's state cannot be read back (every case would fail same-state): no such table: steps") {
+		t.Fatalf("err = %v", err)
 	}
 }

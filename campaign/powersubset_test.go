@@ -1,4 +1,4 @@
-package sim_test
+package campaign_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
@@ -64,7 +65,7 @@ func (l pairLog) Run(ctx context.Context, env *harness.Env) (any, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if err := syncDir(fsys); err != nil {
+	if err := reports.SyncDir(fsys, "."); err != nil {
 		return nil, err
 	}
 	for i := next; i < l.steps; i++ {
@@ -89,22 +90,13 @@ func (l pairLog) State(fsys afero.Fs) (any, error) {
 	return recs, nil
 }
 
-func syncDir(fsys afero.Fs) error {
-	d, err := fsys.Open(".")
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
 // The bug only a power loss keeping a subset catches: the log whose second record of a pair
 // can be durable while the first is not. Every plain power loss, kill and torn write passes;
 // some power@K:subset case fails same-state, shrinks to itself (the plain power loss at its
 // beat passes), and the fixed log, fsynced between its two writes, passes them all.
 func TestPowerSubsetCatchesAReorderedPair(t *testing.T) {
 	kinds := []faults.Kind{faults.Kill, faults.Power, faults.Torn}
-	rn := newRunner(t, pairLog{steps: 6}, sim.Options{Seed: 1})
+	rn := newRunner(t, harness.Fresh(pairLog{steps: 6}), sim.Options{Seed: 1})
 	var caught *sim.Case
 	subsets := 0
 	for _, c := range explore(t, rn, campaign.Options{Faults: kinds}) {
@@ -131,7 +123,7 @@ func TestPowerSubsetCatchesAReorderedPair(t *testing.T) {
 	}
 	t.Logf("%d power@K:subset cases; caught under %s:\n%s", subsets, caught.Schedule, caught)
 
-	fixed := newRunner(t, pairLog{steps: 6, syncBetween: true}, sim.Options{Seed: 1})
+	fixed := newRunner(t, harness.Fresh(pairLog{steps: 6, syncBetween: true}), sim.Options{Seed: 1})
 	n := 0
 	for _, c := range explore(t, fixed, campaign.Options{Faults: kinds}) {
 		if c.Verdict.Outcome != oracle.Pass {
@@ -149,8 +141,8 @@ func TestPowerSubsetCatchesAReorderedPair(t *testing.T) {
 // A power loss keeping a subset is drawn from the seed and the beat alone: the same case gives
 // the same report, derived from the golden recording or re-run; and random campaigns draw it.
 func TestPowerSubsetIsDeterministic(t *testing.T) {
-	d := newRunner(t, pairLog{steps: 6}, sim.Options{Seed: 3})
-	r := newRunner(t, pairLog{steps: 6}, sim.Options{Seed: 3, NoDerive: true})
+	d := newRunner(t, harness.Fresh(pairLog{steps: 6}), sim.Options{Seed: 3})
+	r := newRunner(t, harness.Fresh(pairLog{steps: 6}), sim.Options{Seed: 3, NoDerive: true})
 	n := 0
 	for _, s := range schedules(t, d, campaign.Options{Faults: []faults.Kind{faults.Power}}) {
 		if s[0].Mode != "subset" {

@@ -1,6 +1,6 @@
 //go:build campaigns
 
-package sim_test
+package campaign_test
 
 import (
 	"testing"
@@ -17,7 +17,9 @@ import (
 // a subset of what was not fsynced, whose draw depends on the seed and the beat alone.
 func TestDerivedCrashStatesEqualReRuns(t *testing.T) {
 	for _, v := range []reference.Variant{reference.Correct, reference.ActThenSave, reference.NoDirsync, reference.MetaDrift, reference.NoChecksum} {
-		d, r := pair(t, v, sim.Options{Seed: 5})
+		name := reference.New(v, reference.Onboarding()).Name()
+		d := newRunner(t, agent(v), sim.Options{Name: name, Seed: 5})
+		r := newRunner(t, agent(v), sim.Options{Name: name, Seed: 5, NoDerive: true})
 		n, subsets := 0, 0
 		for _, s := range schedules(t, d, campaign.Options{}) {
 			if got, want := reportJSON(t, d.Run(s)), reportJSON(t, r.Run(s)); got != want {

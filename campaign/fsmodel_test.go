@@ -1,10 +1,11 @@
-package sim_test
+package campaign_test
 
 import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/sim"
 )
@@ -16,9 +17,9 @@ import (
 func TestFSModelDecidesWhatAPowerLossKeeps(t *testing.T) {
 	kinds := []faults.Kind{faults.Kill, faults.Power, faults.Torn}
 	o := sim.Options{Seed: 1, FSModel: faults.Ext4Ordered}
-	d := newRunner(t, pairLog{steps: 6}, o)
+	d := newRunner(t, harness.Fresh(pairLog{steps: 6}), o)
 	o.NoDerive = true
-	r := newRunner(t, pairLog{steps: 6}, o)
+	r := newRunner(t, harness.Fresh(pairLog{steps: 6}), o)
 	subsets := 0
 	for _, s := range schedules(t, d, campaign.Options{Faults: kinds}) {
 		c := d.Run(s)

@@ -1,4 +1,4 @@
-package sim_test
+package campaign_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
@@ -86,7 +87,7 @@ func (records) write(fsys afero.Fs, name, body string) error {
 	if err := f.Sync(); err != nil {
 		return err
 	}
-	return syncDir(fsys)
+	return reports.SyncDir(fsys, ".")
 }
 
 func (records) State(fsys afero.Fs) (any, error) { return harness.Files(fsys) }
@@ -95,7 +96,7 @@ func (records) State(fsys afero.Fs) (any, error) { return harness.Files(fsys) }
 // disk stays full) against target, and returns them.
 func diskfullCases(t *testing.T, target harness.Target, opts campaign.Options) []*sim.Case {
 	t.Helper()
-	rn := newRunner(t, target, opts.Options)
+	rn := newRunner(t, itself(target), opts.Options)
 	opts.Faults = []faults.Kind{faults.DiskFull}
 	cases := explore(t, rn, opts)
 	if len(cases) != 5 {
@@ -112,24 +113,22 @@ func diskfullCases(t *testing.T, target harness.Target, opts campaign.Options) [
 // end; on a disk full for good, the supervisor gives up once a process started after the fault
 // fails as the one before it did.
 func TestDiskFullFailAndRestartPasses(t *testing.T) {
-	for _, target := range []harness.Target{records{failOnFull}, steps{n: 4}} {
-		rn := newRunner(t, target, sim.Options{})
-		cases := explore(t, rn, campaign.Options{Faults: []faults.Kind{faults.DiskFull}})
-		failed := 0
-		for _, c := range cases {
-			if want := "+1m"; c.Schedule[0].Dur != time.Minute {
-				t.Fatalf("the campaign listed %s, want the disk full for %s (Options.DiskFullFor's default)", c.Schedule, want)
-			}
-			m := c.Verdict.Metrics
-			failed += m.FailedProcesses
-			if c.Verdict.Outcome != oracle.Pass || m.Restarts != m.FailedProcesses {
-				t.Errorf("a harness that exits on ENOSPC did not pass after its failed processes were restarted:\n%s\nmetrics %+v", c, m)
-			}
+	// sim's test of the same name runs its own steps target so, through every diskfull case.
+	rn := newRunner(t, itself(records{failOnFull}), sim.Options{})
+	cases := explore(t, rn, campaign.Options{Faults: []faults.Kind{faults.DiskFull}})
+	failed := 0
+	for _, c := range cases {
+		if want := "+1m"; c.Schedule[0].Dur != time.Minute {
+			t.Fatalf("the campaign listed %s, want the disk full for %s (Options.DiskFullFor's default)", c.Schedule, want)
 		}
-		// (steps appends a byte at a time: after its first, the rest of the block takes them.)
-		if len(cases) == 0 || failed == 0 {
-			t.Errorf("%T: %d diskfull cases, %d failed processes: the supervisor was not tested", target, len(cases), failed)
+		m := c.Verdict.Metrics
+		failed += m.FailedProcesses
+		if c.Verdict.Outcome != oracle.Pass || m.Restarts != m.FailedProcesses {
+			t.Errorf("a harness that exits on ENOSPC did not pass after its failed processes were restarted:\n%s\nmetrics %+v", c, m)
 		}
+	}
+	if len(cases) == 0 || failed == 0 {
+		t.Errorf("%T: %d diskfull cases, %d failed processes: the supervisor was not tested", records{failOnFull}, len(cases), failed)
 	}
 	for _, tc := range []struct {
 		opts campaign.Options
@@ -142,32 +141,6 @@ func TestDiskFullFailAndRestartPasses(t *testing.T) {
 			if !c.Breaks(oracle.Completes) || !strings.Contains(c.Verdict.Violations[0].Detail, tc.want) {
 				t.Errorf("want completes broken, saying %q:\n%s", tc.want, c)
 			}
-		}
-	}
-}
-
-// The supervisor waits as Kubernetes does: restarts at 10s, 20s, 40s after each failure in a
-// row, so that a disk full for a minute takes three failed processes before the fourth finds
-// space; a constant back-off of 5s, systemd's RestartSec=5s, takes twelve.
-func TestRestartBackoff(t *testing.T) {
-	full := faults.Schedule{{Kind: faults.DiskFull, Beat: 1, Bytes: 0, Dur: time.Minute}}
-	for _, tc := range []struct {
-		backoff sim.Backoff
-		failed  int
-	}{{sim.Backoff{}, 3}, {sim.Backoff{Initial: 5 * time.Second, Max: 5 * time.Second, Reset: time.Hour}, 12}} {
-		var starts []time.Duration
-		target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
-			starts = append(starts, env.Now().Sub(faults.Epoch))
-			return records{failOnFull}.Run(ctx, env)
-		}}
-		rn := newRunner(t, target, sim.Options{RestartBackoff: tc.backoff})
-		starts = nil
-		c := rn.Run(full)
-		if c.Verdict.Outcome != oracle.Pass || c.Verdict.Metrics.FailedProcesses != tc.failed {
-			t.Errorf("back-off %v: %d failed processes, want %d:\n%s", tc.backoff, c.Verdict.Metrics.FailedProcesses, tc.failed, c)
-		}
-		if tc.backoff == (sim.Backoff{}) && fmt.Sprint(starts) != "[0s 10s 30s 1m10s]" {
-			t.Errorf("processes started at %v, want 10s, 20s and 40s apart", starts)
 		}
 	}
 }
@@ -213,7 +186,7 @@ func TestShrinkingADiskFull(t *testing.T) {
 		{records{spinOnFull}, oracle.Completes, "diskfull@1:0+1s"},
 		{records{swallowOnFull}, oracle.SameState, "diskfull@1:0"},
 	} {
-		rn := newRunner(t, tc.target, sim.Options{})
+		rn := newRunner(t, itself(tc.target), sim.Options{})
 		c := rn.Run(faults.Schedule{{Kind: faults.DiskFull, Beat: 11, Bytes: 7, Dur: 10 * time.Minute}}) // the write of r2
 		if !c.Breaks(tc.property) {
 			t.Fatalf("%s", c)
@@ -221,42 +194,6 @@ func TestShrinkingADiskFull(t *testing.T) {
 		if got := campaign.Shrink(rn, c, campaign.Options{}); got.String() != tc.want {
 			t.Errorf("policy %d: shrunk to %s, want %s", tc.target.full, got, tc.want)
 		}
-	}
-}
-
-// Every worker shares the disk: in a fleet, the worker that did not fill it finds it full too.
-func TestDiskFullIsEveryWorkers(t *testing.T) {
-	var seen []string
-	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
-		name := fmt.Sprintf("w%d", env.Worker())
-		for i := range 3 {
-			err := records{}.write(env.FS(), fmt.Sprintf("%s-%d", name, i), "0123456789")
-			seen = append(seen, fmt.Sprintf("%s:%v", name, errors.Is(err, syscall.ENOSPC)))
-			if err := env.Sleep(ctx, time.Second); err != nil {
-				return nil, err
-			}
-		}
-		return nil, nil
-	}}
-	rn := newRunner(t, target, sim.Options{Workers: 2})
-	g, _ := rn.Golden(nil)
-	first := -1
-	for i := range g.Len() {
-		if g.Beat(i).Admits(faults.DiskFull) {
-			first = i
-			break
-		}
-	}
-	seen = nil
-	rn.RunOnce(faults.Schedule{{Kind: faults.DiskFull, Beat: first, Bytes: 0}})
-	full := map[string]bool{}
-	for _, s := range seen {
-		if s[len(s)-4:] == "true" {
-			full[s[:2]] = true
-		}
-	}
-	if !full["w0"] || !full["w1"] {
-		t.Fatalf("writes after the disk filled: %v; want both workers refused", seen)
 	}
 }
 
@@ -295,7 +232,7 @@ func (c checkpoint) save(fsys afero.Fs, done int) error {
 	if err := fsys.Rename(name, "ckpt.json"); err != nil {
 		return err
 	}
-	return syncDir(fsys)
+	return reports.SyncDir(fsys, ".")
 }
 
 func (checkpoint) State(fsys afero.Fs) (any, error) { return harness.Files(fsys) }
@@ -322,7 +259,7 @@ func TestDiskFullBugsStayCaught(t *testing.T) {
 		{"exits 0 on ENOSPC", records{stopOnFull}, sim.Options{}, oracle.SameState, "state"},
 		{"checkpoint in place", checkpoint{inPlace: true}, sim.Options{}, oracle.Completes, "the checkpoint is not JSON: unexpected end of JSON input; the process fails every time after every fault has ended"},
 	} {
-		rn := newRunner(t, tc.target, tc.opts)
+		rn := newRunner(t, itself(tc.target), tc.opts)
 		caught := 0
 		cases := explore(t, rn, full)
 		for _, c := range cases {
@@ -349,10 +286,10 @@ func TestDiskFullBugsStayCaught(t *testing.T) {
 		return "planned", nil
 	}}
 	limited := faults.Schedule{{Kind: faults.ModelRateLimit, Beat: 0}}
-	if c := newRunner(t, gaveUp, (sim.Options{})).Run(limited); c.Verdict.Outcome != oracle.Pass {
+	if c := newRunner(t, itself(gaveUp), (sim.Options{})).Run(limited); c.Verdict.Outcome != oracle.Pass {
 		t.Errorf("restarted after a 429, the harness must pass:\n%s", c)
 	}
-	if c := newRunner(t, gaveUp, (sim.Options{RestartFailed: sim.RestartNever})).Run(limited); !c.Breaks(oracle.Completes) || !strings.Contains(c.String(), "rate limit") {
+	if c := newRunner(t, itself(gaveUp), (sim.Options{RestartFailed: sim.RestartNever})).Run(limited); !c.Breaks(oracle.Completes) || !strings.Contains(c.String(), "rate limit") {
 		t.Errorf("under RestartNever, giving up on a 429 must break completes:\n%s", c)
 	}
 }
