@@ -2,14 +2,12 @@ module github.com/chaoskit/chaoskit/adapters/dbos
 
 go 1.26.0
 
-require (
-	github.com/chaoskit/chaoskit v0.0.0
-	github.com/spf13/afero v1.15.0
-)
+require github.com/chaoskit/chaoskit v0.0.0
 
 require (
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/hanwen/go-fuse/v2 v2.12.1 // indirect
+	github.com/spf13/afero v1.15.0 // indirect
 	pgregory.net/rapid v1.3.0 // indirect
 )
 

@@ -9,7 +9,7 @@ require (
 	github.com/hanwen/go-fuse/v2 v2.12.1 // indirect
 	github.com/spf13/afero v1.15.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
-	golang.org/x/sys v0.28.0 // indirect
+	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
 
