@@ -509,6 +509,7 @@ func ReportCase(c *sim.Case, index int) reports.Case {
 		Refused:          v.Refused,
 		Reason:           v.Reason,
 		NotChecked:       v.NotChecked,
+		Reference:        v.Reference,
 		Metrics:          v.Metrics,
 		DuplicatesByTool: v.DuplicatesByTool,
 		Diff:             v.Diff,

@@ -132,11 +132,14 @@ func crashThenPower(rn *sim.Runner, o Options, yield func(faults.Schedule) bool)
 // run g, and returns false if yield did.
 func exhaustiveKind(g *sim.Golden, kind faults.Kind, o Options, yield func(faults.Schedule) bool) bool {
 	info, _ := kind.Info()
+	alt := false // a model call with an alternative answer came before beat k
 	for k := range g.Len() {
 		b := g.Beat(k)
-		if !b.Admits(kind) {
+		if !b.Admits(kind) || info.Listed == faults.AfterAlternative && !alt {
+			alt = alt || b.Kind == sim.BeatModel && b.Alt
 			continue
 		}
+		alt = alt || b.Kind == sim.BeatModel && b.Alt
 		f := faults.Fault{Kind: kind, Beat: k}
 		switch info.Listed {
 		case faults.EachPause:

@@ -47,7 +47,7 @@ func (d *Disk) Crash(f Fault, rng *rand.Rand) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch f.Kind {
-	case Kill:
+	case Kill, ModelDiverge:
 		return "process killed: the page cache survives"
 	case Corrupt:
 		return d.corrupt(rng)

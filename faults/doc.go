@@ -44,7 +44,8 @@
 // Beyond the disk, the table of kinds (Kinds) holds the faults of the fleet, which chaoskit's
 // harness applies: lease (a worker frozen past its lease), deploy (every worker restarted),
 // switch (a worker preempted); of the tools: tool-transient, tool-ambiguous, tool-timeout,
-// callback-dup; and of the model: model-ratelimit, model-error, model-context, model-hang.
+// callback-dup; and of the model: model-ratelimit, model-error, model-context, model-hang,
+// model-cut, model-diverge.
 //
 // # Adding a fault kind
 //

@@ -73,6 +73,13 @@ const (
 	ModelContext Kind = "model-context"
 	// ModelHang never answers a model call: it waits until the caller gives up.
 	ModelHang Kind = "model-hang"
+	// ModelCut cuts a model's answer off mid-stream: the model did the work, the caller gets
+	// part of it (an SSE stream closed before its last event, a body cut after its 200).
+	ModelCut Kind = "model-cut"
+	// ModelDiverge kills the process at a beat, as Kill does, and from then on the model answers
+	// a request it was asked before with another answer (ModelCall.Alternative): another
+	// amount, recipient or tool, as a real model may when a resumed agent asks again.
+	ModelDiverge Kind = "model-diverge"
 )
 
 // Class says at which beats a fault can fire.
@@ -140,6 +147,9 @@ const (
 	// HalfTheWrite fills the disk with half of the write it fires at still fitting, for the
 	// campaign's duration (diskfull:BYTES+DUR).
 	HalfTheWrite
+	// AfterAlternative lists it once at every beat after the first model call that has an
+	// alternative answer (model-diverge): before one, a crash is a plain kill.
+	AfterAlternative
 )
 
 // KindInfo describes a fault kind: what it models, how it is written, and how the harness and
@@ -252,12 +262,16 @@ var kindTable = []KindInfo{
 		Summary: "a tool's asynchronous completion is delivered twice"},
 	{Kind: ModelRateLimit, Family: ModelFamily, On: ModelBeat, Holds: RateLimitRetryAfter,
 		Summary: "the model answers 429 with a retry-after delay"},
-	{Kind: ModelError, Family: ModelFamily, On: ModelBeat,
-		Summary: "the model answers with a server error (500)"},
+	{Kind: ModelError, Family: ModelFamily, On: ModelBeat, Arg: ModeArg, Modes: []string{"500", "503"},
+		Summary: "the model answers with a server error (500; :503, overloaded)"},
 	{Kind: ModelContext, Family: ModelFamily, On: ModelBeat,
 		Summary: "the model refuses the call: the context is too long"},
 	{Kind: ModelHang, Family: ModelFamily, On: ModelBeat,
 		Summary: "the model never answers: the call waits until the caller gives up"},
+	{Kind: ModelCut, Family: ModelFamily, On: ModelBeat,
+		Summary: "the model's answer is cut off mid-stream: the work was done, the caller gets part of it"},
+	{Kind: ModelDiverge, Family: ModelFamily, On: AnyBeat, Ends: ProcessScope, Disk: true, Listed: AfterAlternative,
+		Summary: "process killed, and the model then answers a request asked again with its alternative (another amount, recipient or tool)"},
 }
 
 // families lists the families, in a stable order.

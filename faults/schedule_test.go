@@ -154,7 +154,7 @@ func TestParseKinds(t *testing.T) {
 	if ks, _ := faults.ParseKinds("storage"); len(ks) != 6 {
 		t.Fatalf("storage = %v, want the six storage kinds", ks)
 	}
-	if ks, _ := faults.ParseKinds("tool,model"); len(ks) != 8 || ks[0] != faults.ToolTransient {
+	if ks, _ := faults.ParseKinds("tool,model"); len(ks) != 10 || ks[0] != faults.ToolTransient {
 		t.Fatalf("tool,model = %v", ks)
 	}
 	if ks, _ := faults.ParseKinds("all"); len(ks) != len(faults.Kinds()) {

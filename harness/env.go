@@ -209,11 +209,16 @@ type ModelCall struct {
 	Reply string
 	// Latency is the virtual time the answer takes.
 	Latency time.Duration
+	// Alternative, if set, is another answer the model could give to the same request: what
+	// it answers when it is asked the same thing again after a model-diverge crash (another
+	// amount, another recipient, another tool), as a real model may on resume.
+	Alternative string
 }
 
 // Model calls the model. It is a beat. Faults can make it answer a rate limit
-// (*RateLimitError), a server error (ErrModelServer), a context-length error (ErrContextLength),
-// or never answer until ctx is done, so give it a deadline with WithTimeout.
+// (*RateLimitError), a server error (ErrModelServer, or ErrModelUnavailable for a 503), a
+// context-length error (ErrContextLength), an answer cut off mid-stream (ErrModelCut), or never
+// answer until ctx is done, so give it a deadline with WithTimeout.
 func (e *Env) Model(ctx context.Context, c ModelCall) (string, error) {
 	return e.k.Model(ctx, c)
 }

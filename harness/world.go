@@ -100,6 +100,11 @@ var (
 	ErrLeaseLost = errors.New("lease lost")
 	// ErrModelServer: the model failed with a server error (500); retrying may work.
 	ErrModelServer = errors.New("model: server error (500)")
+	// ErrModelUnavailable: the model is overloaded (503); retrying later may work.
+	ErrModelUnavailable = errors.New("model: service unavailable (503)")
+	// ErrModelCut: the answer was cut off mid-stream: the model did the work (and the call is
+	// counted as made), but the caller got only part of it.
+	ErrModelCut = errors.New("model: the answer was cut off mid-stream")
 	// ErrContextLength: the model refused the call because the context is too long.
 	ErrContextLength = errors.New("model: context length exceeded")
 	// ErrRefused is what a harness wraps in the error it stops with when it refuses to go on

@@ -152,6 +152,10 @@ type Verdict struct {
 	Refused string
 	// Reason says why the verdict is unknown.
 	Reason string
+	// Reference, when set, says the case was judged against another reference than the golden
+	// run, and which: the run in which the model answered some requests otherwise from the start
+	// (a model-diverge fault made the case take those answers).
+	Reference string
 	// Diff is the first state or result difference, "-golden +faulty".
 	Diff string
 	// DuplicatesByTool counts excess effect applications per tool.

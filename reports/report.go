@@ -165,6 +165,9 @@ type Case struct {
 	Reason string `json:"reason,omitempty"`
 	// NotChecked lists properties that could not be evaluated for this case, and why.
 	NotChecked []string `json:"not_checked,omitempty"`
+	// Reference, when set, names the run the case was judged against instead of the golden
+	// run (oracle.Verdict.Reference).
+	Reference string `json:"reference,omitempty"`
 	// Unfired lists scheduled faults that never fired (the run ended first).
 	Unfired []faults.Fault `json:"unfired,omitempty"`
 	// Shrunk is, for a failure found by a random campaign, the smallest schedule found that

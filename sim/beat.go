@@ -34,6 +34,7 @@ type Beat struct {
 	Key     string    // the tool call's idempotency key; the lease operation
 	Ref     string    // a lookup's reference (harness.Env.Lookup)
 	Async   bool      // BeatToolSent: the tool is asynchronous (its completion comes as a message)
+	Alt     bool      // BeatModel: the call has an alternative answer (harness.ModelCall.Alternative)
 	Refused bool      // BeatLease: the lease service refused it (held by another, or lost)
 	Dur     time.Duration
 	Fault   int // 1 + the index in the schedule of the fault that fired here; 0 if none

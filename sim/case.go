@@ -267,6 +267,9 @@ func (c *Case) String() string {
 		fmt.Fprintf(&b, " (%s)", v.Reason)
 	}
 	b.WriteByte('\n')
+	if v.Reference != "" {
+		fmt.Fprintf(&b, "  judged against %s\n", v.Reference)
+	}
 	for _, viol := range v.Violations {
 		fmt.Fprintf(&b, "  violated %s: %s\n", viol.Property, indent(viol.Detail, "    "))
 	}

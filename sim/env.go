@@ -274,26 +274,37 @@ func (e *env) Model(ctx context.Context, c harness.ModelCall) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	_, f := e.beat(Beat{Kind: BeatModel, Name: c.Purpose})
+	_, f := e.beat(Beat{Kind: BeatModel, Name: c.Purpose, Alt: c.Alternative != ""})
+	var kind faults.Kind
 	if f != nil {
-		switch f.Kind {
-		case faults.ModelRateLimit:
-			return "", &harness.RateLimitError{RetryAfter: faults.RateLimitRetryAfter}
-		case faults.ModelError:
-			return "", harness.ErrModelServer
-		case faults.ModelContext:
-			return "", harness.ErrContextLength
-		case faults.ModelHang:
-			return "", e.block(&wait{ctx: ctx})
+		kind = f.Kind
+	}
+	switch kind {
+	case faults.ModelRateLimit:
+		return "", &harness.RateLimitError{RetryAfter: faults.RateLimitRetryAfter}
+	case faults.ModelError:
+		if f.Mode == "503" {
+			return "", harness.ErrModelUnavailable
 		}
+		return "", harness.ErrModelServer
+	case faults.ModelContext:
+		return "", harness.ErrContextLength
+	case faults.ModelHang:
+		return "", e.block(&wait{ctx: ctx})
 	}
 	if c.Latency > 0 {
 		if err := e.block(&wait{until: e.r.clock.Now().Add(c.Latency), ctx: ctx}); err != nil {
 			return "", err
 		}
 	}
-	e.do(world.Op{Kind: world.Model, At: e.r.clock.Now(), Name: c.Purpose})
-	return c.Reply, nil
+	e.r.mu.Lock()
+	reply := e.r.answer(c)
+	e.r.world.Do(world.Op{Kind: world.Model, At: e.r.clock.Now(), Name: c.Purpose})
+	e.r.mu.Unlock()
+	if kind == faults.ModelCut {
+		return "", harness.ErrModelCut // the model did the work; the caller got part of it
+	}
+	return reply, nil
 }
 
 // Await is harness.Env.Await.

@@ -33,6 +33,12 @@ type run struct {
 	o         *Options
 	sched     faults.Schedule
 	fired     []int // the beat each fault fired at, or -1
+	// diverging says a model-diverge fault has fired: a request the model was asked before
+	// gets its alternative answer (diverge.go); diverged holds the purposes that got one, and
+	// altFirst those that get it from the first time they are asked (the second reference).
+	diverging bool
+	diverged  map[string]bool
+	altFirst  map[string]bool
 	disk      *faults.Disk
 	world     *world.World
 	clock     *faults.Clock
@@ -497,6 +503,7 @@ func (r *run) handle(ev event) (ending, bool) {
 // crashed applies a crash fault that fired in process p.
 func (r *run) crashed(p *process, f faults.Fault) (ending, bool) {
 	beat := r.nbeats() - 1
+	r.diverging = r.diverging || isDiverge(f)
 	info, _ := f.Kind.Info()
 	victims := []*process{p}
 	if info.Ends == faults.MachineScope || info.Ends == faults.FleetScope {

@@ -40,8 +40,9 @@ type Runner struct {
 	ordered   map[string]bool // the tools whose effects are ordered
 
 	mu      sync.Mutex
-	goldens map[int]*Golden // by number of workers
-	buffers sync.Pool       // of *[]Beat: see buffer
+	goldens map[int]*Golden                // by number of workers
+	alts    map[string]*oracle.Observation // the runs with the model's alternatives (Runner.alternative)
+	buffers sync.Pool                      // of *[]Beat: see buffer
 }
 
 // NewRunner records the golden run of the target that newTarget builds, and checks that a
@@ -73,7 +74,7 @@ func NewRunnerContext(ctx context.Context, newTarget func() harness.Target, opts
 	if spec == nil {
 		panic("sim: NewRunner: the target constructor returned nil")
 	}
-	rn := &Runner{ctx: ctx, newTarget: newTarget, o: withDefaults(opts), goldens: map[int]*Golden{}}
+	rn := &Runner{ctx: ctx, newTarget: newTarget, o: withDefaults(opts), goldens: map[int]*Golden{}, alts: map[string]*oracle.Observation{}}
 	if t, ok := spec.(harness.Tooler); ok {
 		rn.tools = t.Tools()
 	}
@@ -315,6 +316,7 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 		oo.Repeated = rn.repeated(gold)
 	}
 	c.Verdict = oracle.Check(gold.obs, obs, oo)
+	rn.judgeDiverged(c, r, obs, oo)
 	c.Result, c.State = obs.Result, obs.State
 	for i, b := range r.fired {
 		if b < 0 {

@@ -134,7 +134,9 @@ func worldError(err error) *protoErr {
 		e.Code = codeLeaseLost
 	case errors.As(err, &rl):
 		e.Code, e.RetryAfterMs = codeRateLimited, rl.RetryAfter.Milliseconds()
-	case errors.Is(err, harness.ErrModelServer):
+	case errors.Is(err, harness.ErrModelServer), errors.Is(err, harness.ErrModelUnavailable), errors.Is(err, harness.ErrModelCut):
+		// A 503, or an answer cut off mid-stream: to a scripted model's caller, a failed call
+		// to retry with backoff, as a 500 is.
 		e.Code = codeModelServer
 	case errors.Is(err, harness.ErrContextLength):
 		e.Code = codeContextLength
