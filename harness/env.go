@@ -41,6 +41,7 @@ type kernel interface {
 	Model(ctx context.Context, c ModelCall) (string, error)
 	Await(ctx context.Context, topic string) ([]Message, error)
 	Messages(topic string) []Message
+	ModelCalls() []string
 	Acquire(ctx context.Context, name string, ttl time.Duration) (Lease, error)
 	Renew(ctx context.Context, l Lease, ttl time.Duration) (Lease, error)
 	Release(ctx context.Context, l Lease) error
@@ -234,6 +235,14 @@ func (e *Env) Await(ctx context.Context, topic string) ([]Message, error) {
 // beat.
 func (e *Env) Messages(topic string) []Message {
 	return e.k.Messages(topic)
+}
+
+// ModelCalls returns the distinct purposes of the model calls answered so far in the run, by
+// every process, in the order each was first answered. It is a read, not a beat: for an adapter
+// that serves a model API to know which requests the run already asked (a cassette's answers in
+// order keep their places across restarts).
+func (e *Env) ModelCalls() []string {
+	return e.k.ModelCalls()
 }
 
 // Acquire takes the named lease for ttl of virtual time, if no other worker holds it or it has

@@ -116,6 +116,11 @@ var (
 	// where the tools are idempotent usually hides durable state lost to a power cut or a torn
 	// write (a gate refused==0 fails those).
 	ErrRefused = errors.New("refused to go on without a person")
+	// ErrUndecided is what an adapter wraps in the error a process ends with when the run
+	// cannot be judged: it asked what nothing can answer (a model request its cassette does
+	// not hold, say). The run ends there, and its case is unknown, saying why; a golden run
+	// that ends so is refused.
+	ErrUndecided = errors.New("the run cannot be judged")
 )
 
 // RateLimitError is the model's answer when it is rate limited: retry after RetryAfter.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -323,6 +324,14 @@ func (e *env) Messages(topic string) []harness.Message {
 	e.r.mu.Lock()
 	defer e.r.mu.Unlock()
 	return e.r.world.Messages(topic)
+}
+
+// ModelCalls is harness.Env.ModelCalls.
+func (e *env) ModelCalls() []string {
+	e.alive()
+	e.r.mu.Lock()
+	defer e.r.mu.Unlock()
+	return slices.Clone(e.r.world.Asked())
 }
 
 // Acquire is harness.Env.Acquire.

@@ -194,7 +194,7 @@ type ending struct {
 	result   any
 	err      error
 	panicked string
-	hung     string
+	hung     string // why the run cannot be judged: a process hung, or asked what no one can answer (harness.ErrUndecided)
 	over     bool
 	late     bool   // a golden run's clock would have passed Options.MaxVirtualTime
 	stopped  error  // the run's context was done (its cause): the run was interrupted
@@ -487,6 +487,10 @@ func (r *run) handle(ev event) (ending, bool) {
 		// The main thread ended, or any thread panicked, which ends the process as it would a
 		// real one.
 		r.end(p, fmt.Sprintf("process %d %s", p.id, ending{result: ev.result, err: ev.err, panicked: ev.panicked}))
+		if errors.Is(ev.err, harness.ErrUndecided) {
+			r.killAll() // the run cannot be judged: nothing it does from here on means anything
+			return ending{hung: ev.err.Error()}, true
+		}
 		w := p.worker
 		w.result, w.err, w.panicked = ev.result, ev.err, ev.panicked
 		if ev.err == nil && ev.panicked == "" || errors.Is(ev.err, harness.ErrRefused) {

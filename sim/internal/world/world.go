@@ -28,6 +28,8 @@ type World struct {
 	seq     int
 	effects []oracle.Effect
 	models  []string // purposes of answered model calls, in order
+	asked   []string // the distinct purposes of answered model calls, in order of first answer
+	seen    map[string]bool
 	log     []Op
 	// Counted is set for a Counted golden run, whose world keeps no log, no model calls and no
 	// effects, only effectSum: how many effects it applied and a running hash of them.
@@ -143,6 +145,10 @@ func (w *World) exec(op Op) (harness.Reply, harness.Lease, error) {
 	case Model:
 		if !w.Counted {
 			w.models = append(w.models, op.Name)
+		}
+		if !w.seen[op.Name] { // kept when counted too: it grows with distinct requests, not calls
+			w.seen[op.Name] = true
+			w.asked = append(w.asked, op.Name)
 		}
 	case Advance:
 		w.fire(op.At)
@@ -276,6 +282,7 @@ func (w *World) Settle() {
 func (w *World) reset() {
 	w.applied, w.byKey, w.byRef, w.fence = map[string]int{}, map[string]keyed{}, map[string]harness.Reply{}, map[string]uint64{}
 	w.leases, w.topics = map[string]harness.Lease{}, map[string][]harness.Message{}
+	w.seen = map[string]bool{}
 }
 
 // Replay returns a new world in the state w was in after its first n changes.
@@ -330,6 +337,10 @@ func (w *World) Effects() []oracle.Effect { return w.effects }
 
 // Models returns the purposes of the model calls answered so far, in order (none if Counted).
 func (w *World) Models() []string { return w.models }
+
+// Asked returns the distinct purposes of the model calls answered so far, in the order each
+// was first answered. A Counted world keeps them too.
+func (w *World) Asked() []string { return w.asked }
 
 // EffectSum is what a Counted world keeps of its effects: their number and a hash of them.
 func (w *World) EffectSum() Sum { return w.effectSum }
