@@ -143,14 +143,16 @@ type callOutput struct {
 
 // callErr is an error as the caller got it.
 type callErr struct {
-	Class   string     `json:"class"`
-	Name    string     `json:"name"`
-	Message string     `json:"message"`
-	Status  any        `json:"status"`
-	Code    any        `json:"code"`
-	Reason  string     `json:"reason"`
-	Cause   *callErr   `json:"cause"`
-	Errors  []*callErr `json:"errors"`
+	Class   string `json:"class"`
+	Name    string `json:"name"`
+	Message string `json:"message"`
+	Status  any    `json:"status"`
+	Code    any    `json:"code"`
+	Reason  string `json:"reason"`
+	// IsRetryable is the Vercel AI SDK's verdict on the error.
+	IsRetryable *bool      `json:"isRetryable"`
+	Cause       *callErr   `json:"cause"`
+	Errors      []*callErr `json:"errors"`
 }
 
 // String is the error's class (or name) and message, its cause's after a colon.
@@ -515,7 +517,7 @@ func TestSDKFaults(t *testing.T) {
 	wg.Wait()
 
 	var table strings.Builder
-	table.WriteString("| SDK | fault | requests at the provider | waits between them | the caller got |\n| --- | --- | --- | --- | --- |\n")
+	table.WriteString("| SDK | fault | requests at the provider | waits between them | the caller got | after |\n| --- | --- | --- | --- | --- | --- |\n")
 	for i, fc := range cases {
 		out, err := outs[i], errs[i]
 		name := fc.call.String() + " under " + fc.fault.String()
@@ -531,7 +533,7 @@ func TestSDKFaults(t *testing.T) {
 			if len(out.arrivals) > 0 && out.arrivals[0].stream {
 				streams = " (streams)"
 			}
-			fmt.Fprintf(&table, "| %s | %s | %d%s | %s | %s |\n", fc.call, fc.fault, len(out.arrivals), streams, strings.Join(gaps, ", "), outcome(out))
+			fmt.Fprintf(&table, "| %s | %s | %d%s | %s | %s | %.1fs |\n", fc.call, fc.fault, len(out.arrivals), streams, strings.Join(gaps, ", "), outcome(out), out.ElapsedMS/1000)
 			judge(t, fc, out)
 		})
 	}
@@ -612,13 +614,30 @@ func tracingCases() []faultCase {
 }
 
 // longCases are hangs under the SDKs' default timeouts (CHAOSKIT_SDK_LONG=1): openai-node and
-// Anthropic say 10 minutes, but Node's fetch gives up waiting for the headers after 300 s.
+// Anthropic say 10 minutes, but Node's fetch gives up waiting for the headers after 300 s, and
+// the Vercel AI SDK has no timeout of its own and counts that as a network error to retry.
 func longCases() []faultCase {
 	hang := injected{Kind: "hang"}
 	none := map[string]any{"maxRetries": 0}
+	before10min := func(message string, retryable bool) func(t *testing.T, out *callOutput) {
+		return func(t *testing.T, out *callOutput) {
+			if el := time.Duration(out.ElapsedMS) * time.Millisecond; el >= 590*time.Second {
+				t.Errorf("the caller had its error after %v: not before the SDK's own 10 minutes", el)
+			}
+			if !strings.Contains(out.raw, message) {
+				t.Errorf("the caller saw %s, want a message with %q", out.raw, message)
+			}
+			if retryable && (out.Error == nil || out.Error.IsRetryable == nil || !*out.Error.IsRetryable) {
+				t.Errorf("the caller saw %s, want isRetryable: true", out.raw)
+			}
+		}
+	}
 	return []faultCase{
-		{call: sdkCall{sdk: "openai", api: "chat", mode: "whole", opts: none}, fault: hang, attempts: 1, errClass: "APIConnectionTimeoutError", minElapsed: 290 * time.Second},
-		{call: sdkCall{sdk: "anthropic", api: "messages", mode: "whole", opts: none}, fault: hang, attempts: 1, minElapsed: 290 * time.Second},
-		{call: sdkCall{sdk: "vercel", api: "chat", mode: "whole", opts: none}, fault: hang, attempts: 1, minElapsed: 290 * time.Second},
+		{call: sdkCall{sdk: "openai", api: "chat", mode: "whole", opts: none}, fault: hang, attempts: 1, errClass: "APIConnectionTimeoutError", minElapsed: 290 * time.Second,
+			more: before10min("Node.js fetch timed out waiting for response headers", false)},
+		{call: sdkCall{sdk: "anthropic", api: "messages", mode: "whole", opts: none}, fault: hang, attempts: 1, errClass: "APIConnectionTimeoutError", minElapsed: 290 * time.Second,
+			more: before10min("Request timed out", false)},
+		{call: sdkCall{sdk: "vercel", api: "chat", mode: "whole", opts: none}, fault: hang, attempts: 1, errClass: "HeadersTimeoutError", minElapsed: 290 * time.Second,
+			more: before10min("Headers Timeout Error", true)},
 	}
 }
