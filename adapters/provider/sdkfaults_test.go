@@ -316,6 +316,11 @@ func faultCases() []faultCase {
 		{call: sdkCall{sdk: "urllib", mode: "whole", opts: map[string]any{"timeout": 2}}, fault: hang, attempts: 1, errClass: "TimeoutError", minElapsed: 2 * time.Second},
 	}
 
+	terminated := func(t *testing.T, out *callOutput) {
+		if !strings.Contains(out.raw, `"class":"TypeError","name":"TypeError","message":"terminated"`) {
+			t.Errorf("the caller saw %s, want undici's TypeError: terminated", out.raw)
+		}
+	}
 	// A stream cut after three words: no SDK asks again; the JavaScript SDKs throw after the
 	// caller has read the three words; urllib's line iteration ends as if the stream were done.
 	for _, s := range []sdkCall{
@@ -325,7 +330,7 @@ func faultCases() []faultCase {
 		c("langchain", "chat", "stream", nil), c("langchain", "responses", "stream", nil),
 		c("vercel", "chat", "stream", nil), c("vercel", "responses", "stream", nil),
 	} {
-		cases = append(cases, faultCase{call: s, fault: cut, attempts: 1, errClass: "TypeError", partial: cutText})
+		cases = append(cases, faultCase{call: s, fault: cut, attempts: 1, errClass: "TypeError", partial: cutText, more: terminated})
 	}
 	cases = append(cases, faultCase{call: sdkCall{sdk: "urllib", mode: "stream"}, fault: cut, attempts: 1, ok: true, text: cutText})
 
@@ -336,7 +341,7 @@ func faultCases() []faultCase {
 		c("anthropic", "messages", "whole", nil),
 		c("agents", "responses", "whole", nil), c("agents", "chat", "whole", nil),
 	} {
-		cases = append(cases, faultCase{call: s, fault: cut, attempts: 1, errClass: "TypeError"})
+		cases = append(cases, faultCase{call: s, fault: cut, attempts: 1, errClass: "TypeError", more: terminated})
 	}
 	for _, s := range []sdkCall{
 		c("langchain", "chat", "whole", nil), c("langchain", "responses", "whole", nil),
