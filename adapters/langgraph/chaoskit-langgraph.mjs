@@ -70,8 +70,9 @@ export const TRIES = 5;
  * or nothing, and the node runs again (langchain-ai/langgraph#8039, for Python). The orders:
  *   - 'serial' (the default): one write at a time, each with its mark, in the order LangGraph
  *     calls them. LangGraph calls a node's putWrites before the put after it, so this is the
- *     node's writes first: the order SqliteSaver's own promises produce, and the one the Python
- *     fix (langchain-ai/langgraph#8055) enforces;
+ *     node's writes first: the order SqliteSaver's own promises produce in the call pattern
+ *     chaoskit-langgraph.test.mjs checks, and the one langchain-ai/langgraph#8055 (closed
+ *     unmerged) proposed for Python;
  *   - 'put-first': the same, except that a node's putWrites waits until the put called after it
  *     has committed: a checkpointer whose putWrites takes longer than its put (another round
  *     trip, another connection), which LangGraph.js lets happen;

@@ -23,8 +23,9 @@ import (
 //
 // Both interleavings, each killed in the middle of that checkpoint's commit (its fsync of the
 // database, a beat on the FUSE disk): the adapter's 'serial' order, the node's writes first (the
-// order SqliteSaver's own promises produce, chaoskit-langgraph.test.mjs checks, and the one the
-// Python fix, langchain-ai/langgraph#8055, enforces), replays; 'put-first' (a putWrites slower
+// order SqliteSaver's own promises produce in the call pattern chaoskit-langgraph.test.mjs checks,
+// and the one langchain-ai/langgraph#8055, closed unmerged, proposed for Python), replays;
+// 'put-first' (a putWrites slower
 // than its put, which LangGraph.js lets happen: the run completes with the node's writes held
 // until the checkpoint is committed) runs the node again.
 func TestLangGraph8039WritesReplayOrNodeRerunsByInterleaving(t *testing.T) {
