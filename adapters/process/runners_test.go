@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/chaoskit/chaoskit/internal/leftover"
 	"github.com/chaoskit/chaoskit/internal/needs"
@@ -319,4 +322,179 @@ check('orders', {
 	r.want("PATH=/usr/bin:/bin node --test", 1, "# fail 1",
 		"the chaoskit command is not on PATH; install it with go install github.com/chaoskit/chaoskit/cmd/chaoskit@latest (or set CHAOSKIT_BIN)")
 	r.scope.Check(t)
+}
+
+// holdPy and holdMjs are the orders harness whose restarted processes (a case's, after its
+// kill: a golden run has none) wait for the test: the first of them creates the file "first" in
+// the project and goes on, so that case passes; any other creates "held" and sleeps until it is
+// killed. A campaign run one case at a time is then in its second case when "held" appears.
+const (
+	holdPy = `import os, time
+if os.environ.get("CHAOSKIT_PROCESS", "0") != "0":
+    try:
+        os.close(os.open("first", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        open("held", "w").close()
+        time.sleep(3600)
+`
+	holdMjs = `if ((process.env.CHAOSKIT_PROCESS ?? '0') !== '0') {
+  try {
+    fs.closeSync(fs.openSync('first', 'wx'));
+  } catch {
+    fs.writeFileSync('held', '');
+    await new Promise((resolve) => setTimeout(resolve, 3600e3));
+  }
+}
+`
+)
+
+// Who gets the SIGINT that interrupt sends.
+const (
+	toGroup    = "group"    // the command's process group, as Ctrl-C in a terminal sends it
+	toIgnoring = "ignoring" // the same, to a command that ignores SIGINT, as a shell's background job does
+	toChaoskit = "chaoskit" // the chaoskit run under way, alone
+)
+
+// interrupt runs a shell command line in the project, in a process group of its own; once the
+// file "held" appears in the project it sends SIGINT to, and returns the output and exit code.
+func (r *project) interrupt(line, to string) (string, int) {
+	r.t.Helper()
+	line = "exec " + line // SIGINT goes to the command, not to a shell waiting for it
+	if to == toIgnoring {
+		line = "trap '' INT; " + line
+	}
+	cmd := exec.Command("/bin/sh", "-c", line)
+	cmd.Dir, cmd.Env = r.dir, r.env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A Go program started with SIGINT ignored keeps it ignored, and so would its children; one
+	// that handles it gives them the default disposition. So handle it while the command starts.
+	caught := make(chan os.Signal, 1)
+	signal.Notify(caught, syscall.SIGINT)
+	err := cmd.Start()
+	signal.Stop(caught)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	held := filepath.Join(r.dir, "held")
+	for {
+		if _, err := os.Stat(held); err == nil {
+			break
+		}
+		select {
+		case <-done:
+			r.t.Fatalf("%s: ended before its second case started:\n%s", line, out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	pid := -cmd.Process.Pid
+	if to == toChaoskit {
+		pid = 0
+		for _, p := range r.scope.Left() { // "process PID: COMMAND LINE"
+			if strings.Contains(p, "chaoskit run ") && strings.Contains(p, " --stream") {
+				fmt.Sscanf(p, "process %d:", &pid)
+			}
+		}
+		if pid == 0 {
+			r.t.Fatalf("no chaoskit run under way among:\n%s", strings.Join(r.scope.Left(), "\n"))
+		}
+	}
+	syscall.Kill(pid, syscall.SIGINT)
+	<-done
+	return out.String(), cmd.ProcessState.ExitCode()
+}
+
+// Ctrl-C in the middle of a pytest session stops it as pytest stops, with its own interrupted
+// summary: the cases run are reported, the others neither run nor failed, no advice to resume
+// from the temporary directory the plugin removed, and nothing left behind. The same when pytest
+// ignores SIGINT (a shell's background job) and only chaoskit stops on it.
+func TestPytestInterrupted(t *testing.T) {
+	py := pythonExe(t)
+	needs.Command(t, "pytest", installPytest)
+	t.Parallel()
+	client, _ := filepath.Abs("python")
+	harness := strings.Replace(fmt.Sprintf(ordersPy, client), "ck = chaoskit.connect()\n", "ck = chaoskit.connect()\n"+holdPy, 1)
+	for _, to := range []string{toGroup, toIgnoring} {
+		t.Run(to, func(t *testing.T) {
+			t.Parallel()
+			r := newProject(t, "", map[string]string{
+				"orders.py":   harness,
+				"conftest.py": fmt.Sprintf("import sys\nsys.path.insert(0, %q)\npytest_plugins = [\"pytest_chaoskit\"]\n", client),
+				"test_orders.py": fmt.Sprintf(`HARNESS = [%q, "-S", "-B", "orders.py"]
+
+
+def test_orders(chaoskit):
+    chaoskit.check(HARNESS, tools={"create_po": "idempotent-by-key"}, state=HARNESS + ["--dump-state"],
+                   faults=["kill"], workers=1)
+`, py),
+			})
+			out, code := r.interrupt("pytest -v -p no:cacheprovider test_orders.py", to)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (pytest's for an interrupted session)", code)
+			}
+			for _, want := range []string{"test_orders.py::test_orders[kill@0] PASSED", "KeyboardInterrupt", "1 passed in"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("the output lacks %q", want)
+				}
+			}
+			for _, bad := range []string{"FAILED", "--resume", "failed"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("the output holds %q", bad)
+				}
+			}
+			if t.Failed() {
+				t.Logf("the output:\n%s", out)
+			}
+			r.scope.Check(t)
+		})
+	}
+}
+
+// Ctrl-C in the middle of node --test leaves nothing behind: the helper's temporary directory,
+// which holds chaoskit run's journal, goes with the chaoskit run it stops. When SIGINT reaches
+// chaoskit alone, the cases it did not run are skipped, not failed, and the run exits non-zero.
+func TestNodeTestInterrupted(t *testing.T) {
+	needNode(t)
+	t.Parallel()
+	client, _ := filepath.Abs(filepath.Join("js", "chaoskit.mjs"))
+	helper, _ := filepath.Abs(filepath.Join("js", "nodetest.mjs"))
+	harness := strings.Replace(fmt.Sprintf(ordersMjs, client), "  const ck = await connect();\n", "  const ck = await connect();\n"+holdMjs, 1)
+	for _, to := range []string{toGroup, toChaoskit} {
+		t.Run(to, func(t *testing.T) {
+			t.Parallel()
+			r := newProject(t, "", map[string]string{
+				"orders.mjs": harness,
+				"orders.test.mjs": fmt.Sprintf(`import { check } from %q;
+
+check('orders', {
+  exec: ['node', 'orders.mjs'],
+  tools: { create_po: 'idempotent-by-key' },
+  state: 'node orders.mjs --dump-state',
+  faults: ['kill'],
+  workers: 1,
+});
+`, helper),
+			})
+			out, code := r.interrupt("node --test --test-reporter=spec", to)
+			if code == 0 {
+				t.Errorf("exit 0, want the code of an interrupted run")
+			}
+			if !strings.Contains(out, "✔ kill@0") {
+				t.Errorf("the output lacks the first case, passed")
+			}
+			if strings.Contains(out, "✖ kill@") {
+				t.Errorf("a case not run is reported failed")
+			}
+			if to == toChaoskit && !strings.Contains(out, "﹣ kill@1 (") {
+				t.Errorf("the case under way is not reported skipped")
+			}
+			if t.Failed() {
+				t.Logf("the output:\n%s", out)
+			}
+			r.scope.Check(t)
+		})
+	}
 }

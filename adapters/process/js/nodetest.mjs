@@ -58,8 +58,15 @@ export function check(name, options) {
       return;
     }
     for (const c of campaign.cases) {
-      it(c.schedule, async () => {
-        const got = await campaign.result(c.id);
+      it(c.schedule, async (t) => {
+        let got;
+        try {
+          got = await campaign.result(c.id);
+        } catch (e) {
+          if (!(e instanceof Stopped)) throw e;
+          t.skip(e.message); // not run, not failed: the run was stopped
+          return;
+        }
         if (got.verdict !== 'pass') throw failure(render(got, campaign.seed, nodeReplay(c.schedule)));
       });
     }
@@ -80,6 +87,58 @@ function failure(message) {
   err.name = 'ChaoskitFailure';
   err.stack = `${err.name}: ${message}`;
   return err;
+}
+
+/** Why a case was not run: a signal stopped chaoskit run before it got to it. */
+class Stopped extends Error {}
+
+/** chaoskit's exit codes when a signal stopped it, and the signals. */
+const SIGNALS = new Map([[130, 'SIGINT'], [143, 'SIGTERM']]);
+
+/** @type {Set<Batch>} the chaoskit runs under way, which a signal to this process stops first */
+const running = new Set();
+
+/** @type {NodeJS.Signals | null} the signal this process is stopping for */
+let stopping = null;
+
+/**
+ * SIGINT or SIGTERM while chaoskit runs: stops the runs (they got the signal too if it went to
+ * the process group, as Ctrl-C's does; then this one ends them at once), waits for them to end,
+ * which removes their temporary directories, and then lets the signal end this process as it
+ * would have.
+ * @param {NodeJS.Signals} sig
+ */
+function onSignal(sig) {
+  if (stopping) return;
+  stopping = sig;
+  const batches = [...running];
+  for (const b of batches) b.child?.kill(sig);
+  Promise.all(batches.map((b) => b.ended)).then(() => {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+    process.kill(process.pid, sig);
+  });
+}
+
+/**
+ * Counts b among the runs under way, or no more, listening for signals while there is one.
+ * @param {Batch} b
+ * @param {boolean} on
+ */
+function track(b, on) {
+  if (on) {
+    if (running.size === 0 && !stopping) {
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+    }
+    running.add(b);
+    return;
+  }
+  running.delete(b);
+  if (running.size === 0 && !stopping) {
+    process.removeListener('SIGINT', onSignal);
+    process.removeListener('SIGTERM', onSignal);
+  }
 }
 
 /**
@@ -275,9 +334,13 @@ class Batch {
       camp.results.get(c.id)?.catch(() => {}); // a case no test awaits fails nothing
     }
     let err = '';
+    /** @type {import('node:child_process').ChildProcess | null} */
+    this.child = null;
+    track(this, true);
     /** @type {Promise<number>} the exit code */
     this.ended = new Promise((resolve) => {
       const child = spawn(camp.bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      this.child = child;
       child.stderr.on('data', (d) => { err = (err + d).slice(-4096); });
       readline.createInterface({ input: child.stdout }).on('line', (line) => {
         if (line.trim() === '') return;
@@ -285,14 +348,21 @@ class Batch {
         pending.get(c.id)?.resolve(c);
         pending.delete(c.id);
       });
-      const end = (/** @type {number} */ code, /** @type {string} */ why) => {
-        for (const p of pending.values()) p.reject(failure(`chaoskit run ${why} before it ran this case: ${err.trim()}`));
+      const end = (/** @type {number} */ code, /** @type {string} */ why, /** @type {string | null} */ sig = null) => {
+        // A signal stopped it (exit 130 or 143, or killed by a second one): the cases it did not
+        // run are skipped, not failed, and the temporary directory with its journal is removed.
+        sig ??= SIGNALS.get(code) ?? null;
+        for (const p of pending.values()) {
+          p.reject(sig ? new Stopped(`not run: chaoskit run was stopped by ${sig}`) : failure(`chaoskit run ${why} before it ran this case: ${err.trim()}`));
+        }
         pending.clear();
+        if (sig) process.exitCode = 128 + (sig === 'SIGINT' ? 2 : 15); // as a shell reports a command the signal stopped
         if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+        track(this, false);
         resolve(code);
       };
       child.on('error', (e) => end(-1, `could not start (${missing(camp.bin, e)})`));
-      child.on('close', (code) => end(code ?? -1, `exited ${code}`));
+      child.on('close', (code, signal) => end(code ?? -1, `exited ${code ?? signal}`, signal === 'SIGINT' || signal === 'SIGTERM' ? signal : null));
     });
   }
 }

@@ -302,6 +302,7 @@ def _judge(item, param):
         pytest.fail(camp.error, pytrace=False)
     case = camp.result(session, param.case["id"])
     if case is None:
+        _interrupted(camp.stopped, "chaoskit run")
         pytest.fail(camp.failure_of_run(), pytrace=False)
     if case.get("verdict") != "pass":
         pytest.fail(_render(case, camp.spec["seed"], _pytest_replay(item)), pytrace=False)
@@ -415,6 +416,18 @@ class _Session:
             camp.close()
 
 
+SIGNALS = {130: "SIGINT", 143: "SIGTERM"}
+"""chaoskit's exit codes when a signal stopped it, and the signals."""
+
+
+def _interrupted(code, what):
+    """Stops the session as pytest stops on Ctrl-C when chaoskit was stopped by a signal (exit
+    130 or 143): the signal was meant for the session too, which did not get it (pytest runs with
+    SIGINT ignored, as a shell's background job does, or the signal went to chaoskit alone)."""
+    if code in SIGNALS:
+        raise KeyboardInterrupt("%s was stopped by %s" % (what, SIGNALS[code]))
+
+
 class _Missing(Exception):
     """The chaoskit command cannot be found."""
 
@@ -430,11 +443,13 @@ class _Campaign:
         self.batch = None  # the chaoskit run under way, if any
         self.failures = []  # why batches ended without all their cases
         self.reported = False  # the report directory was written
+        self.stopped = None  # the exit code of a batch a signal stopped (130, 143), if one did
         try:
             out = subprocess.run([session.binary(), "run", "--list"] + spec["flags"], capture_output=True, text=True)
         except (_Missing, OSError) as e:
             self.error = str(e)
             return
+        _interrupted(out.returncode, "chaoskit run --list")
         if out.returncode != 0:
             msg = out.stderr.strip() or "chaoskit run --list exited %d" % out.returncode
             self.error = "%s\n  the same from the command line: chaoskit run %s" % (
@@ -446,6 +461,8 @@ class _Campaign:
     def result(self, session, case_id):
         """The case with that ID, run in a batch of the cases selected; None if no batch could run it."""
         while case_id not in self.results:
+            if self.stopped:
+                return None  # no other batch: the session is to stop
             if self.batch is None:
                 todo = self._todo(session, case_id)
                 if case_id not in todo:
@@ -477,7 +494,14 @@ class _Campaign:
             self.reported = True
             self.session.notes.append("chaoskit: %s: wrote the report directory %s" % (self.test, b.report_dir))
         missing = [i for i in b.only if i not in self.results]
-        if missing:
+        if code in SIGNALS:
+            # Stopped by a signal, as pytest would have been had it not ignored it: the cases
+            # not run are not failures, and the temporary directory that held the journal is gone.
+            self.stopped = code
+            if b.report_dir:
+                self.session.notes.append("chaoskit: %s: chaoskit run was stopped by %s: no report written to %s"
+                                          % (self.test, SIGNALS[code], b.report_dir))
+        elif missing:
             self.failures.append(("chaoskit run exited %d before it ran every case: %s" % (code, errs.strip()), missing))
 
     def failure_of_run(self):
