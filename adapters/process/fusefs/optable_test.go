@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
+	"github.com/chaoskit/chaoskit/internal/leftover"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,6 +45,7 @@ func TestMain(m *testing.M) {
 		code = 1
 	}
 	os.RemoveAll(testRoot)
+	os.Remove(base) // when empty: another test process running now keeps its own
 	if out := os.Getenv("FUSEFS_OPS_TABLE"); out != "" && len(tables) > 0 {
 		sort.Strings(tables) // parallel tests finish in any order
 		if err := os.WriteFile(out, []byte(strings.Join(tables, "\n")), 0o644); err != nil {
@@ -70,6 +73,23 @@ func removeDeadRuns(base string) {
 		fusefs.Cleanup(dir)
 		os.RemoveAll(dir)
 	}
+}
+
+// A run of this package's tests leaves nothing in the temporary directory: neither its own
+// directory of mount points nor the one above, shared by the runs of a user, once empty. It runs
+// the test binary again, running no test, with a TMPDIR of its own.
+func TestLeavesNothingBehind(t *testing.T) {
+	if os.Getenv("FUSEFS_HELPER_MOUNT") != "" {
+		t.Skip("a helper process")
+	}
+	tmp := t.TempDir()
+	scope := leftover.New(tmp)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "FUSEFS_OPS_TABLE=", scope.Env())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	scope.Check(t)
 }
 
 func alive(pid int) bool {
