@@ -82,7 +82,7 @@ type Options struct {
 	// Shard, if set, runs only the cases whose index in the list of schedules is Shard.I-1
 	// modulo Shard.N.
 	Shard reports.Shard
-	// Parallel is how many cases run at once (default GOMAXPROCS; the command line's --workers),
+	// Parallel is how many cases run at once (default GOMAXPROCS; the command line's --parallel),
 	// not to be confused with the target's workers (Options.Workers). Results do not depend on it.
 	Parallel int
 	// OnCase, if set, is called with each case as it finishes (after shrinking), in the order

@@ -428,7 +428,7 @@ func TestPytestInterrupted(t *testing.T) {
 
 def test_orders(chaoskit):
     chaoskit.check(HARNESS, tools={"create_po": "idempotent-by-key"}, state=HARNESS + ["--dump-state"],
-                   faults=["kill"], workers=1)
+                   faults=["kill"], parallel=1)
 `, py),
 			})
 			out, code := r.interrupt("pytest -v -p no:cacheprovider test_orders.py", to)
@@ -474,7 +474,7 @@ check('orders', {
   tools: { create_po: 'idempotent-by-key' },
   state: 'node orders.mjs --dump-state',
   faults: ['kill'],
-  workers: 1,
+  parallel: 1,
 });
 `, helper),
 			})

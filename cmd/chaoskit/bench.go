@@ -31,14 +31,14 @@ import (
 // what travels to another.
 type benchReport struct {
 	Machine      string         `json:"machine"`
-	BareRunNs    int64          `json:"bare_run_ns"`        // one bare run of the reference agent
-	CaseNs       int64          `json:"case_ns"`            // one crash case of it, on average
-	CaseVsBare   float64        `json:"case_vs_bare_ratio"` // CaseNs / BareRunNs, measured in one loop
-	Cases        int            `json:"cases"`              // the crash cases averaged over
-	CasesPerSec  float64        `json:"cases_per_sec"`      // an exhaustive campaign's throughput with Workers
-	CasesPerSec1 float64        `json:"cases_per_sec_1_worker"`
-	Speedup      float64        `json:"speedup"` // CasesPerSec / CasesPerSec1
-	Workers      int            `json:"workers"`
+	BareRunNs    int64          `json:"bare_run_ns"`              // one bare run of the reference agent
+	CaseNs       int64          `json:"case_ns"`                  // one crash case of it, on average
+	CaseVsBare   float64        `json:"case_vs_bare_ratio"`       // CaseNs / BareRunNs, measured in one loop
+	Cases        int            `json:"cases"`                    // the crash cases averaged over
+	CasesPerSec  float64        `json:"cases_per_sec"`            // an exhaustive campaign's throughput with Parallel cases at once
+	CasesPerSec1 float64        `json:"cases_per_sec_parallel_1"` // with one case at a time
+	Speedup      float64        `json:"speedup"`                  // CasesPerSec / CasesPerSec1
+	Parallel     int            `json:"parallel"`                 // cases at once (--parallel)
 	PeakRSSMb    float64        `json:"peak_rss_mb"`
 	Scaling      []benchPoint   `json:"scaling"`
 	Random       *benchRandom   `json:"random,omitempty"`
@@ -69,7 +69,8 @@ func runBench(c *cli, args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	out := fs.String("out", "", "write bench.json to this directory too")
 	beatsList := fs.String("lengths", "10,100,1000,10000", "the synthetic agents' lengths, in beats, with commas")
-	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "cases at once, for the throughput")
+	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "cases at once, for the throughput")
+	workers := fs.Int("workers", 0, "deprecated: the old name of --parallel")
 	random := fs.Int("random", 0, "first run a random campaign of this many cases over the synthetic agent of 100 beats, streaming its report, and report its peak memory")
 	randomOnly := fs.Bool("random-only", false, "with --random, measure nothing else")
 	ef := addExecFlags(fs)
@@ -91,13 +92,16 @@ func runBench(c *cli, args []string) error {
 		}
 		lengths = append(lengths, n)
 	}
-	if *workers < 1 {
-		return usagef("--workers %d: want 1 or more", *workers)
+	set := setFlags(fs)
+	if err := c.renamed(set, "workers", workers, "parallel", parallel); err != nil {
+		return err
+	}
+	if *parallel < 1 {
+		return usagef("--parallel %d: want 1 or more", *parallel)
 	}
 	if *randomOnly && *random == 0 {
 		return usagef("--random-only needs --random N")
 	}
-	set := setFlags(fs)
 	if set["beats"] && !set["disk"] {
 		*ef.disk = string(process.FUSE) // --beats is for the FUSE disk; the plain one is measured without it
 	}
@@ -112,14 +116,14 @@ func runBench(c *cli, args []string) error {
 		return usagef("--exec-cases %d --exec-rounds %d: want 1 or more of each", *execCases, *execRounds)
 	}
 	start := time.Now()
-	r := &benchReport{Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()), Workers: *workers}
+	r := &benchReport{Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()), Parallel: *parallel}
 	if *random > 0 { // first, so that its peak memory is its own
-		if r.Random, err = benchRandomCampaign(c, *random, *workers); err != nil {
+		if r.Random, err = benchRandomCampaign(c, *random, *parallel); err != nil {
 			return err
 		}
 	}
 	for _, cmd := range commands {
-		if err := r.command(c, cmd, set["disk"], execBench{*execCases, *execRounds, *workers}); err != nil {
+		if err := r.command(c, cmd, set["disk"], execBench{*execCases, *execRounds, *parallel}); err != nil {
 			return err
 		}
 	}
@@ -159,7 +163,7 @@ func mkdirAll(fsys afero.Fs, dir string) error {
 }
 
 // reference measures the reference agent: a bare run against a crash case, side by side, and
-// an exhaustive campaign's throughput with one worker and with r.Workers.
+// an exhaustive campaign's throughput with one case at a time and with r.Parallel at once.
 func (r *benchReport) reference(c *cli) error {
 	newAgent := func() harness.Target { return reference.New(reference.Correct, reference.Onboarding()) }
 	rn, err := campaign.NewRunner(c.ctx, campaign.Target{Name: "reference", New: newAgent}, campaign.Options{})
@@ -187,9 +191,9 @@ func (r *benchReport) reference(c *cli) error {
 	}
 	r.BareRunNs, r.CaseNs = int64(bare)/int64(r.Cases), int64(cases)/int64(r.Cases)
 	r.CaseVsBare = round3(float64(cases) / float64(bare))
-	throughput := func(workers int) (float64, error) {
+	throughput := func(parallel int) (float64, error) {
 		o := opts
-		o.Faults, o.Parallel = faults.StorageKinds(), workers
+		o.Faults, o.Parallel = faults.StorageKinds(), parallel
 		t0 := time.Now()
 		done, err := campaign.Explore(c.ctx, rn, o)
 		if err == nil {
@@ -200,7 +204,7 @@ func (r *benchReport) reference(c *cli) error {
 	if r.CasesPerSec1, err = throughput(1); err != nil {
 		return err
 	}
-	if r.CasesPerSec, err = throughput(r.Workers); err != nil {
+	if r.CasesPerSec, err = throughput(r.Parallel); err != nil {
 		return err
 	}
 	r.CasesPerSec1, r.CasesPerSec = round3(r.CasesPerSec1), round3(r.CasesPerSec)
@@ -247,9 +251,9 @@ func benchSynthetic(ctx context.Context, n int) (benchPoint, error) {
 }
 
 // benchRandomCampaign runs a random campaign of n cases over the synthetic agent of 100 beats
-// with the given workers, its journal and report (JSON, HTML) in a temporary directory, and
+// with parallel cases at once, its journal and report (JSON, HTML) in a temporary directory, and
 // measures its peak memory.
-func benchRandomCampaign(c *cli, n, workers int) (*benchRandom, error) {
+func benchRandomCampaign(c *cli, n, parallel int) (*benchRandom, error) {
 	dir, err := afero.TempDir(c.fs, "", "chaoskit-bench-")
 	if err != nil {
 		return nil, err
@@ -257,7 +261,7 @@ func benchRandomCampaign(c *cli, n, workers int) (*benchRandom, error) {
 	defer c.fs.RemoveAll(dir)
 	camp := &campaign.Campaign{
 		Targets: []campaign.Target{{Name: "synthetic", New: reference.Synthetic(100)}},
-		Options: campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power}, Mode: campaign.Random, Cases: n, Parallel: workers},
+		Options: campaign.Options{Faults: []faults.Kind{faults.Kill, faults.Power}, Mode: campaign.Random, Cases: n, Parallel: parallel},
 	}
 	t0 := time.Now()
 	rep, err := camp.Run(c.ctx, campaign.RunOptions{FS: c.fs, Dir: dir})
@@ -281,9 +285,9 @@ func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
 
 func (r *benchReport) print(c *cli) {
 	w := c.stdout
-	fmt.Fprintf(w, "machine: %s; workers %d\n", r.Machine, r.Workers)
+	fmt.Fprintf(w, "machine: %s; parallel %d\n", r.Machine, r.Parallel)
 	for _, e := range r.Exec {
-		e.print(w, r.Workers)
+		e.print(w, r.Parallel)
 	}
 	if r.Cases > 0 { // not measured with --random-only
 		r.printCosts(w)
@@ -298,7 +302,7 @@ func (r *benchReport) print(c *cli) {
 func (r *benchReport) printCosts(w io.Writer) {
 	fmt.Fprintf(w, "\nreference agent, %d crash cases (kill, power, torn at every beat):\n", r.Cases)
 	fmt.Fprintf(w, "  bare run %s, case %s: a case costs %.3f bare runs (measured side by side)\n", time.Duration(r.BareRunNs), time.Duration(r.CaseNs), r.CaseVsBare)
-	fmt.Fprintf(w, "  exhaustive campaign: %.0f cases/s with %d workers, %.0f with 1: a speed-up of %.2f\n\n", r.CasesPerSec, r.Workers, r.CasesPerSec1, r.Speedup)
+	fmt.Fprintf(w, "  exhaustive campaign: %.0f cases/s with %d at once, %.0f one at a time: a speed-up of %.2f\n\n", r.CasesPerSec, r.Parallel, r.CasesPerSec1, r.Speedup)
 	fmt.Fprintf(w, "synthetic agent, an exhaustive kill campaign (a case per beat):\n")
 	fmt.Fprintf(w, "  %8s %12s %12s %8s %14s %8s %14s\n", "beats", "bare run", "case", "ratio", "late crash", "ratio", "early crash")
 	for _, p := range r.Scaling {
@@ -314,14 +318,14 @@ type benchCommand struct {
 	Disk    string           `json:"disk"`
 	Beats   int              `json:"golden_beats"`
 	Faults  []benchCrashCase `json:"faults"`
-	// A campaign of the measured cases of every fault kind, with one worker and with Workers.
+	// A campaign of the measured cases of every fault kind, one case at a time and Parallel at once.
 	Cases      int     `json:"campaign_cases"`
-	Seconds1   float64 `json:"campaign_seconds_1_worker"`
+	Seconds1   float64 `json:"campaign_seconds_parallel_1"`
 	SecondsN   float64 `json:"campaign_seconds"`
-	CPU1       float64 `json:"campaign_cpu_seconds_1_worker"` // chaoskit's, its helpers' and the commands'
+	CPU1       float64 `json:"campaign_cpu_seconds_parallel_1"` // chaoskit's, its helpers' and the commands'
 	CPUN       float64 `json:"campaign_cpu_seconds"`
 	Speedup    float64 `json:"speedup"`             // Seconds1 / SecondsN
-	Saturation float64 `json:"cpu_per_wall_second"` // CPUN / SecondsN: how many CPUs the workers kept busy
+	Saturation float64 `json:"cpu_per_wall_second"` // CPUN / SecondsN: how many CPUs the cases at once kept busy
 }
 
 // benchCrashCase compares crash cases of one fault kind, spread evenly over the beats where it
@@ -383,7 +387,7 @@ func measured(f func() error) (cost, error) {
 
 // execBench says how much of a command bench measures.
 type execBench struct {
-	cases, rounds, workers int
+	cases, rounds, parallel int
 }
 
 // command measures cmd on a plain disk and, if this machine can mount FUSE, on a FUSE disk
@@ -413,7 +417,7 @@ func (r *benchReport) command(c *cli, cmd reports.Command, diskGiven bool, eb ex
 }
 
 // benchOneCommand measures cmd on its disk: kill and, on a FUSE disk, power cases against bare
-// runs, then a campaign of those cases with one worker and with eb.workers.
+// runs, then a campaign of those cases one at a time and eb.parallel at once.
 func benchOneCommand(c *cli, cmd reports.Command, eb execBench) (benchCommand, error) {
 	m := benchCommand{Command: joinCommand(cmd.Argv), Disk: cmd.Disk}
 	target, err := execTarget(cmd)
@@ -493,10 +497,10 @@ func benchOneCommand(c *cli, cmd reports.Command, eb execBench) (benchCommand, e
 		}
 		m.Faults = append(m.Faults, f)
 	}
-	campaignOf := func(workers int) (cost, int, error) {
+	campaignOf := func(parallel int) (cost, int, error) {
 		n := 0
 		c, err := measured(func() error {
-			done, err := campaign.Explore(c.ctx, rn, campaign.Options{Faults: kinds, Cases: eb.cases * len(kinds), Parallel: workers})
+			done, err := campaign.Explore(c.ctx, rn, campaign.Options{Faults: kinds, Cases: eb.cases * len(kinds), Parallel: parallel})
 			n = len(done)
 			return err
 		})
@@ -506,7 +510,7 @@ func benchOneCommand(c *cli, cmd reports.Command, eb execBench) (benchCommand, e
 	if err != nil {
 		return m, err
 	}
-	many, _, err := campaignOf(eb.workers)
+	many, _, err := campaignOf(eb.parallel)
 	if err != nil {
 		return m, err
 	}
@@ -516,7 +520,7 @@ func benchOneCommand(c *cli, cmd reports.Command, eb execBench) (benchCommand, e
 	return m, nil
 }
 
-func (m benchCommand) print(w io.Writer, workers int) {
+func (m benchCommand) print(w io.Writer, parallel int) {
 	fmt.Fprintf(w, "\n%s on a %s disk (%d golden beats): crash cases against bare runs of the same command, side by side\n", m.Command, m.Disk, m.Beats)
 	fmt.Fprintf(w, "  %-6s %6s %7s %10s %10s %22s %22s\n", "fault", "cases", "rounds", "bare run", "case", "ratio min/median/max", "CPU min/median/max")
 	for _, f := range m.Faults {
@@ -526,6 +530,6 @@ func (m benchCommand) print(w io.Writer, workers int) {
 			fmt.Fprintf(w, "  %-6s %6s %7s %10s %10s %22s %22s  against bare runs on a plain disk\n", "", "", "", "", "", *f.PlainRatio, *f.PlainCPURatio)
 		}
 	}
-	fmt.Fprintf(w, "  a campaign of %d of those cases: %.1fs with 1 worker, %.1fs with %d, a speed-up of %.2f; CPU %.1fs and %.1fs, %.2f CPUs busy\n",
-		m.Cases, m.Seconds1, m.SecondsN, workers, m.Speedup, m.CPU1, m.CPUN, m.Saturation)
+	fmt.Fprintf(w, "  a campaign of %d of those cases: %.1fs one at a time, %.1fs %d at once, a speed-up of %.2f; CPU %.1fs and %.1fs, %.2f CPUs busy\n",
+		m.Cases, m.Seconds1, m.SecondsN, parallel, m.Speedup, m.CPU1, m.CPUN, m.Saturation)
 }

@@ -147,7 +147,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	dir := t.TempDir()
 	bin := testbin.Chaoskit(t)
 	campaign := []string{"run", "--target", "reference,reference/act-then-save,reference/no-fsync", "--faults", "storage",
-		"--mode", "random", "--cases", "200", "--workers", "1", "--format", "json"}
+		"--mode", "random", "--cases", "200", "--parallel", "1", "--format", "json"}
 	chaoskit := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(bin, args...)
 		cmd.Stdout, cmd.Stderr = new(bytes.Buffer), new(bytes.Buffer)

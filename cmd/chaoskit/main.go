@@ -4,7 +4,7 @@
 //
 //	chaoskit run --target NAME --faults LIST [--mode exhaustive|random] [--cases N] [--seed N]
 //	             [--out DIR] [--format text,json,md,junit,html] [--gate EXPR] [--shard I/N]
-//	             [--workers N] [--resume DIR]
+//	             [--parallel N] [--resume DIR]
 //	chaoskit replay --case ID DIR/report.json
 //	chaoskit replay --target NAME --seed N --schedule SCHEDULE
 //	chaoskit gate [--baseline OLD.json [--tolerance LIST]] [--gate EXPR] NEW.json
@@ -275,5 +275,20 @@ func runVersion(c *cli, args []string) error {
 		return err
 	}
 	fmt.Fprintln(c.stdout, "chaoskit", version())
+	return nil
+}
+
+// renamed takes the value of a flag given by its old name, oldName, as that of its new one,
+// newName, saying once on stderr that the old name is deprecated; set, the flags given, then
+// counts the new one as given. Both given is a usage error.
+func (c *cli) renamed(set map[string]bool, oldName string, old *int, newName string, value *int) error {
+	if !set[oldName] {
+		return nil
+	}
+	if set[newName] {
+		return usagef("--%s is the old name of --%s: give one of them", oldName, newName)
+	}
+	fmt.Fprintf(c.stderr, "chaoskit: --%s is deprecated: it is --%s now (cases run at once; a worker is a copy of the target)\n", oldName, newName)
+	*value, set[newName] = *old, true
 	return nil
 }

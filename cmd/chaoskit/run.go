@@ -159,7 +159,8 @@ func runRun(c *cli, args []string) error {
 	fset := flag.NewFlagSet("run", flag.ContinueOnError)
 	cf := addCampaignFlags(fset)
 	out := fset.String("out", "chaoskit-report", "the report directory")
-	workers := fset.Int("workers", 0, "cases run at once (default: one per CPU); the report does not depend on it")
+	parallel := fset.Int("parallel", 0, "cases run at once (default: one per CPU); the report does not depend on it")
+	workers := fset.Int("workers", 0, "deprecated: the old name of --parallel")
 	resume := fset.String("resume", "", "continue the interrupted campaign of this report directory")
 	outs := addOutputFlags(fset)
 	sel := addSelectionFlags(fset)
@@ -171,8 +172,11 @@ func runRun(c *cli, args []string) error {
 		return err
 	}
 	cf.set = setFlags(fset)
-	if cf.set["workers"] && *workers < 1 {
-		return usagef("--workers %d: want 1 or more (leave --workers out for one per CPU)", *workers)
+	if err := c.renamed(cf.set, "workers", workers, "parallel", parallel); err != nil {
+		return err
+	}
+	if cf.set["parallel"] && *parallel < 1 {
+		return usagef("--parallel %d: want 1 or more (leave --parallel out for one per CPU)", *parallel)
 	}
 	if *out == "" {
 		return usagef("--out is empty: name the report directory")
@@ -205,7 +209,7 @@ func runRun(c *cli, args []string) error {
 	if formats, err = sel.formats(formats, cf.set); err != nil {
 		return err
 	}
-	camp.Options.Parallel = *workers
+	camp.Options.Parallel = *parallel
 	ro := sel.options(c)
 	rep, journalErr := c.execute(camp, dir, resumed, ro)
 	if rep == nil {

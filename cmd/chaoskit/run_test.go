@@ -198,13 +198,27 @@ func TestSameSeedSameReport(t *testing.T) {
 	if code, _, errOut := chaoskit(t, append(args, "--out", a)...); code != exitFail {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	// The number of workers changes nothing.
-	if code, _, errOut := chaoskit(t, append(args, "--out", b, "--workers", "1")...); code != exitFail {
+	// The number of cases at once changes nothing.
+	if code, _, errOut := chaoskit(t, append(args, "--out", b, "--parallel", "1")...); code != exitFail {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	sameReport(t, filepath.Join(a, "report.json"), filepath.Join(b, "report.json"))
 	if rep := loadDir(t, a); rep.Seed != 11 || rep.Options.Cases != 40 || len(rep.Cases) != 80 {
 		t.Fatalf("seed %d, options %+v, %d cases", rep.Seed, rep.Options, len(rep.Cases))
+	}
+}
+
+// --workers, the old name of --parallel (a worker is now a copy of the target), still works, and
+// says once that it is deprecated.
+func TestWorkersIsTheOldNameOfParallel(t *testing.T) {
+	code, _, errOut := chaoskit(t, "run", "--target", "reference", "--faults", "kill", "--mode", "random", "--cases", "2",
+		"--format", "json", "--out", t.TempDir(), "--workers", "1")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	const note = "chaoskit: --workers is deprecated: it is --parallel now"
+	if n := strings.Count(errOut, note); n != 1 {
+		t.Errorf("stderr says %d times %q:\n%s", n, note, errOut)
 	}
 }
 

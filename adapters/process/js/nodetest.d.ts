@@ -35,6 +35,8 @@ export interface CheckOptions {
   /** Restart a process that fails on its own: 'always' (the default), 'never', or at most N times. */
   restart?: string;
   /** Cases run at once (default: one per CPU); the report does not depend on it. */
+  parallel?: number;
+  /** @deprecated The old name of `parallel`. */
   workers?: number;
   /**
    * Where to write the campaign's report directory, in a subdirectory named for the suite

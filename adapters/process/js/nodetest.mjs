@@ -32,10 +32,10 @@ import { after, describe, it } from 'node:test';
 const INSTALL = 'go install github.com/chaoskit/chaoskit/cmd/chaoskit@latest';
 
 /** The options of check() that are chaoskit run's flags, as check() spells them. */
-const FLAGS = ['exec', 'name', 'tools', 'state', 'faults', 'ignore', 'disk', 'beats', 'mode', 'cases', 'seed', 'restart', 'workers', 'env', 'dir'];
+const FLAGS = ['exec', 'name', 'tools', 'state', 'faults', 'ignore', 'disk', 'beats', 'mode', 'cases', 'seed', 'restart', 'parallel', 'env', 'dir'];
 
 /** What check() takes besides the flags. */
-const OTHERS = ['out', 'chaoskit'];
+const OTHERS = ['out', 'chaoskit', 'workers']; // workers: parallel's old name
 
 /**
  * Defines a suite named `name` with a test per case of the chaoskit campaign that `options`
@@ -159,10 +159,10 @@ function flags(o, baseDir) {
   if (o.faults !== undefined) out.push('--faults', Array.isArray(o.faults) ? o.faults.join(',') : String(o.faults));
   for (const p of list(o.ignore, 'ignore')) out.push('--ignore', p);
   for (const f of ['disk', 'beats', 'mode', 'restart']) if (o[f] !== undefined) out.push(`--${f}`, String(o[f]));
-  for (const f of ['cases', 'seed', 'workers']) {
+  for (const f of ['cases', 'seed', 'parallel', 'workers']) {
     if (o[f] === undefined) continue;
     if (!Number.isSafeInteger(o[f]) || o[f] < 0) throw new TypeError(`chaoskit: check: ${f} must be a whole number, got ${String(o[f])}`);
-    out.push(`--${f}`, String(o[f]));
+    out.push(`--${f === 'workers' ? 'parallel' : f}`, String(o[f]));
   }
   for (const e of pairs(o.env, 'env')) out.push('--env', e);
   out.push('--dir', path.resolve(baseDir, o.dir ?? '.'));

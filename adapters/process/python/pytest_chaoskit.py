@@ -29,7 +29,8 @@ to contract and options, "idempotent-by-key,latency=1s", or a list of --tool val
 command printing the durable state as JSON), faults (a list or "kill,tool"), ignore (JSON paths),
 disk ("plain" or "fuse"), beats, env (a dict or a list of KEY=VALUE), dir (the command's working
 directory, relative to the test file's, which is the default), mode, cases, seed (default 1),
-restart, name and workers. A command is a list of words or one command line.
+restart, name and parallel (cases at once; workers, its old name, is still taken). A command is a
+list of words or one command line.
 
 The plugin runs the `chaoskit` command (found on PATH, or given by --chaoskit-bin or
 CHAOSKIT_BIN): `chaoskit run --list` at collection, then one `chaoskit run --stream` per campaign
@@ -183,7 +184,7 @@ def _pairs(value, what, sep):
 
 
 OPTIONS = ("tools", "state", "faults", "ignore", "disk", "beats", "env", "dir", "mode", "cases", "seed",
-           "restart", "name", "workers")
+           "restart", "name", "parallel", "workers")
 """What check() and the marker take besides the command."""
 
 
@@ -209,9 +210,9 @@ def _spec(argv, options, base_dir):
     for flag in ("disk", "beats", "mode", "restart"):
         if options.get(flag) is not None:
             flags += ["--" + flag, str(options[flag])]
-    for flag in ("cases", "seed", "workers"):
+    for flag in ("cases", "seed", "parallel", "workers"):
         if options.get(flag) is not None:
-            flags += ["--" + flag, str(int(options[flag]))]
+            flags += ["--" + ("parallel" if flag == "workers" else flag), str(int(options[flag]))]
     for var in _pairs(options.get("env") or [], "env", "="):
         flags += ["--env", var]
     flags += ["--dir", os.path.normpath(os.path.join(base_dir, os.fspath(options.get("dir") or ".")))]

@@ -17,7 +17,7 @@ const every: CheckOptions = {
   cases: 20,
   seed: 7,
   restart: 'never',
-  workers: 2,
+  parallel: 2,
   out: 'reports',
   chaoskit: '/usr/local/bin/chaoskit',
 };
