@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -42,7 +43,7 @@ var execParams = []string{"exec", "name", "tool", "state", "ignore", "disk", "be
 
 func addExecFlags(fs *flag.FlagSet) *execFlags {
 	f := &execFlags{}
-	fs.Var(&f.exec, "exec", "a command to run as a target, e.g. 'python3 app.py' (repeatable; see PROTOCOL.md)")
+	fs.Var(&f.exec, "exec", "a command to run as a target, e.g. 'python3 app.py' (repeatable; see PROTOCOL.md): split into words as a shell would, but run without one, so no pipes, redirections or variables (for those, 'sh -c ...')")
 	fs.Var(&f.names, "name", "the name of the --exec target in the same place (default: its command line)")
 	fs.Var(&f.tools, "tool", "a tool the commands call: NAME=CONTRACT[,latency=DUR][,key-ttl=DUR][,fenced][,ordered][,async=DUR][,outcome=TEXT] (repeatable)")
 	f.state = fs.String("state", "", "a command that prints the commands' durable state as JSON, run on a copy of the state directory")
@@ -238,18 +239,31 @@ func joinCommand(argv []string) string {
 }
 
 // splitCommand splits a command line into words as a POSIX shell would, with single quotes,
-// double quotes and backslashes, but no expansion of any kind.
+// double quotes and backslashes, but no expansion of any kind. No shell runs the command, so an
+// unquoted shell operator (a pipe, a redirection, a list) is refused, suggesting sh -c.
 func splitCommand(s string) ([]string, error) {
 	var words []string
 	var w strings.Builder
-	inWord := false
+	inWord, quoted := false, false
+	end := func() error {
+		if !quoted && shellOperator.MatchString(w.String()) {
+			return fmt.Errorf("%q is a shell operator, and the command runs without a shell; for one, give sh -c %s", w.String(), campaign.ShellQuote(s))
+		}
+		words, inWord, quoted = append(words, w.String()), false, false
+		w.Reset()
+		return nil
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c == '\'' || c == '"' || c == '\\' {
+			quoted = true
+		}
 		switch {
 		case c == ' ' || c == '\t' || c == '\n':
 			if inWord {
-				words, inWord = append(words, w.String()), false
-				w.Reset()
+				if err := end(); err != nil {
+					return nil, err
+				}
 			}
 			continue
 		case c == '\'':
@@ -280,10 +294,16 @@ func splitCommand(s string) ([]string, error) {
 		inWord = true
 	}
 	if inWord {
-		words = append(words, w.String())
+		if err := end(); err != nil {
+			return nil, err
+		}
 	}
 	if len(words) == 0 {
 		return nil, fmt.Errorf("no command")
 	}
 	return words, nil
 }
+
+// shellOperator matches a word that a shell would read as an operator: |, ||, &&, &, ;, and
+// redirections (>, >>, <, 2>, 2>&1, &>, >file ...).
+var shellOperator = regexp.MustCompile(`^(\|\|?|&&?|;;?|\|&|[0-9]*[<>].*|&>.*)$`)

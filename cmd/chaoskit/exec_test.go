@@ -303,3 +303,18 @@ func TestNondeterministicFilesSuggestBeatsCalls(t *testing.T) {
 		t.Fatalf("run --list: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// A command line is split as a shell splits it, but no shell runs it: an unquoted operator is
+// refused (TestBadInput), and a quoted one is an argument like any other.
+func TestExecSplitsWithoutAShell(t *testing.T) {
+	for line, want := range map[string][]string{
+		"sh -c 'python3 app.py | cat'": {"sh", "-c", "python3 app.py | cat"},
+		`grep "|" log`:                 {"grep", "|", "log"},
+		`echo \; '>' "&&"`:             {"echo", ";", ">", "&&"},
+		"python3 app.py --level=>3":    {"python3", "app.py", "--level=>3"},
+	} {
+		if got, err := splitCommand(line); err != nil || !slices.Equal(got, want) {
+			t.Errorf("splitCommand(%q) = %q, %v; want %q", line, got, err, want)
+		}
+	}
+}
