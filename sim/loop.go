@@ -393,7 +393,7 @@ const hangHint = "a thread waited outside the Env (in Go: a channel, a sync.Wait
 
 // loop runs the processes until every worker is done, or the run stops for good.
 func (r *run) loop() ending {
-	r.tick = time.NewTicker(r.o.Timeout)
+	r.tick = time.NewTicker(max(r.o.Timeout/hangTicks, time.Millisecond))
 	defer r.tick.Stop()
 	for {
 		if x, over := r.over(); over {
@@ -429,12 +429,18 @@ func (r *run) loop() ending {
 	}
 }
 
+// hangTicks is how many times per Timeout the hang detector looks at the run's progress: a
+// process counts as hung between Timeout and Timeout plus a sixteenth of it after its last beat.
+const hangTicks = 16
+
 // next runs t until it reports an event. It returns a reason instead if t hangs: no progress
-// for a whole tick of the detector (between one and two Timeouts of wall-clock time); or if the
-// run's context is done, having ended every process.
+// for Timeout of wall-clock time (noticed within Timeout/hangTicks more); or if the run's context
+// is done, having ended every process.
 func (r *run) next(t *thread) (event, string) {
+	r.mu.Lock()
+	seen, since := r.progress, time.Now()
+	r.mu.Unlock()
 	t.resume <- struct{}{}
-	seen := -1
 	for {
 		select {
 		case ev := <-r.events:
@@ -450,15 +456,18 @@ func (r *run) next(t *thread) (event, string) {
 			case <-time.After(r.o.Timeout):
 			}
 			return event{}, "interrupted"
-		case <-r.tick.C:
+		case now := <-r.tick.C:
 			r.mu.Lock()
 			n := r.progress
 			r.mu.Unlock()
-			if n == seen {
+			if n != seen {
+				seen, since = n, now
+				continue
+			}
+			if now.Sub(since) >= r.o.Timeout {
 				r.killAll()
 				return event{}, fmt.Sprintf("process %d hung: no beat for %s of wall-clock time%s; %s", t.p.id, r.o.Timeout, r.hangWhy, hangHint)
 			}
-			seen = n
 		}
 	}
 }

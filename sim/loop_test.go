@@ -31,12 +31,22 @@ func TestStuckRunsAreDetected(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A recovery that hangs (here at once) is stopped once Timeout has passed without a beat, and
+// not much later: within a sixteenth of it, where the detector once took up to twice Timeout.
 func TestHungRecoveryIsUnknown(t *testing.T) {
 	target := steps{n: 3, onResume: func(env *harness.Env, done int) { select {} }}
-	rn := newRunner(t, target, sim.Options{Timeout: time.Second})
+	const timeout = 2 * time.Second
+	rn := newRunner(t, target, sim.Options{Timeout: timeout})
+	start := time.Now()
 	c := rn.Run(kill(4))
-	if c.Verdict.Outcome != oracle.Unknown || !strings.Contains(c.Verdict.Reason, "hung: no beat for 1s") {
+	took := time.Since(start)
+	if c.Verdict.Outcome != oracle.Unknown || !strings.Contains(c.Verdict.Reason, "hung: no beat for 2s") {
 		t.Fatalf("%s", c)
+	}
+	// Bounds with room for a loaded machine: the hang is found at 2.125 s; it was at 4 s.
+	if took < timeout || took >= timeout*3/2 {
+		t.Errorf("the hang was found after %s, want from %s to %s", took, timeout, timeout*3/2)
 	}
 }
 

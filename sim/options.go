@@ -41,11 +41,11 @@ type Options struct {
 	// restart at once, set only Reset: Backoff{Reset: DefaultBackoff.Reset}.
 	RestartBackoff Backoff
 	// Timeout is how long, in wall-clock time, a process may go without a beat before it counts
-	// as hung and its case as unknown: at least Timeout (default 30s), and in a case at least
-	// 20 times (hangFactor) the longest time the golden runs took between two beats, so that a
-	// target slow on a loaded machine is never taken for a hung one. A hang that shows in
-	// virtual terms (every thread waiting for something that will never come) is decided at
-	// once, as stuck, whatever Timeout is.
+	// as hung and its case as unknown (default 30s; the detector notices within a sixteenth of it
+	// more), and in a case at least 20 times (hangFactor) the longest time the golden runs took
+	// between two beats, so that a target slow on a loaded machine is never taken for a hung
+	// one. A hang that shows in virtual terms (every thread waiting for something that will
+	// never come) is decided at once, as stuck, whatever Timeout is.
 	Timeout time.Duration
 	// RestartDelay is the virtual time a restart takes (default 1s).
 	RestartDelay time.Duration
