@@ -83,7 +83,7 @@ func (rn *Runner) record(n int) *Golden {
 		return &Golden{err: err}
 	}
 	if obs1.Beats == 0 {
-		return &Golden{err: fmt.Errorf("%s: %w made no beat: chaoskit saw nothing it did, so no fault can reach it. A target must do its I/O through the Env it is given (env.FS() for files, env.Call for tools, env.Model, env.Sleep, env.Mark), not through os or the network directly", name, errGolden)}
+		return &Golden{err: fmt.Errorf("%s: %w made no beat: chaoskit saw nothing it did, so no fault can reach it. %s", name, errGolden, rn.noBeatHint())}
 	}
 	if obs1.StateErr != "" {
 		return &Golden{err: fmt.Errorf("%s: the golden run's state cannot be read back (every case would fail same-state): %s", name, obs1.StateErr)}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -64,6 +65,7 @@ type run struct {
 	maxSpin    int
 	goldenSpin int    // the golden run's longest such stretch, which maxSpin is set from
 	hangWhy    string // how the hang detector's timeout was chosen, for its message
+	hangHint   string // the target's own words for where a hang comes from (Hinter), if any
 	progress   int    // harness.Env calls so far, beats or not: what the hang detector watches
 
 	workers  []*worker
@@ -273,7 +275,15 @@ func (r *run) start(w *worker) {
 		r.lastWall = time.Now()
 	}
 	p := r.newProcess(w)
-	r.spawn(p, func(ctx context.Context) (any, error) { return r.newTarget().Run(ctx, p.api) })
+	r.spawn(p, func(ctx context.Context) (any, error) {
+		tg := r.newTarget()
+		if h, ok := tg.(Hinter); ok {
+			r.mu.Lock()
+			r.hangHint = h.HangHint()
+			r.mu.Unlock()
+		}
+		return tg.Run(ctx, p.api)
+	})
 }
 
 // spawn starts a thread of p and returns it; it waits for the baton before running f.
@@ -388,7 +398,8 @@ func (r *run) pick() *thread {
 	return ts[r.rng.IntN(len(ts))]
 }
 
-// hangHint says where a hang usually comes from: waiting where the kernel does not see it.
+// hangHint says where a hang usually comes from: waiting where the kernel does not see it. A
+// target that is a Hinter says it in its own words.
 const hangHint = "a thread waited outside the Env (in Go: a channel, a sync.WaitGroup, a lock or time.Sleep; wait for threads with harness.Group, for time with Env.Sleep) or the process ran code of its own that never returned"
 
 // loop runs the processes until every worker is done, or the run stops for good.
@@ -458,7 +469,7 @@ func (r *run) next(t *thread) (event, string) {
 			return event{}, "interrupted"
 		case now := <-r.tick.C:
 			r.mu.Lock()
-			n := r.progress
+			n, hint := r.progress, cmp.Or(r.hangHint, hangHint)
 			r.mu.Unlock()
 			if n != seen {
 				seen, since = n, now
@@ -466,7 +477,7 @@ func (r *run) next(t *thread) (event, string) {
 			}
 			if now.Sub(since) >= r.o.Timeout {
 				r.killAll()
-				return event{}, fmt.Sprintf("process %d hung: no beat for %s of wall-clock time%s; %s", t.p.id, r.o.Timeout, r.hangWhy, hangHint)
+				return event{}, fmt.Sprintf("process %d hung: no beat for %s of wall-clock time%s; %s", t.p.id, r.o.Timeout, r.hangWhy, hint)
 			}
 		}
 	}

@@ -38,11 +38,32 @@ type Runner struct {
 	cmp       []cmp.Option
 	limits    harness.Limits
 	ordered   map[string]bool // the tools whose effects are ordered
+	hinter    Hinter          // the target's words for its messages, if it has some
 
 	mu      sync.Mutex
 	goldens map[int]*Golden                // by number of workers
 	alts    map[string]*oracle.Observation // the runs with the model's alternatives (Runner.alternative)
 	buffers sync.Pool                      // of *[]Beat: see buffer
+}
+
+// Hinter is implemented by a target that says in its own words, for the messages that report a
+// run that hung or made no beat, how it reaches chaoskit: a process target names its client's
+// calls (ck.sleep, ck.mark), where the messages otherwise name the Env's Go methods.
+type Hinter interface {
+	// HangHint ends "process 1 hung: no beat for 30s of wall-clock time; ": where a hang
+	// usually comes from.
+	HangHint() string
+	// NoBeatHint ends "golden run made no beat: chaoskit saw nothing it did, so no fault can
+	// reach it. ": how what the target does becomes beats.
+	NoBeatHint() string
+}
+
+// noBeatHint is the target's NoBeatHint, or the advice for a Go target.
+func (rn *Runner) noBeatHint() string {
+	if rn.hinter != nil {
+		return rn.hinter.NoBeatHint()
+	}
+	return "A target must do its I/O through the Env it is given (env.FS() for files, env.Call for tools, env.Model, env.Sleep, env.Mark), not through os or the network directly"
 }
 
 // NewRunner records the golden run of the target that newTarget builds, and checks that a
@@ -79,6 +100,7 @@ func NewRunnerContext(ctx context.Context, newTarget func() harness.Target, opts
 		rn.tools = t.Tools()
 	}
 	_, rn.stater = spec.(harness.Stater)
+	rn.hinter, _ = spec.(Hinter)
 	if c, ok := spec.(harness.Comparer); ok {
 		rn.cmp = c.CmpOptions()
 	}

@@ -183,7 +183,7 @@ func TestBadTargets(t *testing.T) {
 		{"exit3", `exited with status 3; its output ends: "boom: the configuration is missing"`},
 		{"noconnect", "hung: no beat for 1s"},
 		{"exit0", "the command exited without connecting to chaoskit: a harness connects to $CHAOSKIT_SOCKET with a client of the protocol (PROTOCOL.md: Python ck = chaoskit.connect()"},
-		{"hang", "hung: no beat for 1s"},
+		{"hang", "hung: no beat for 1s of wall-clock time; the process waited where chaoskit does not see it (a sleep on the wall clock: wait with the client's sleep"},
 		{"flood", "requests in a row without a beat"},
 		{"malformed", "sent a malformed request"},
 		{"undeclared", `call to undeclared tool "launch_missiles"`},
@@ -231,5 +231,24 @@ func TestPlainTargetLimits(t *testing.T) {
 	}
 	if _, err := newRunner(t, child("correct"), sim.Options{Workers: 2}); err == nil || !strings.Contains(err.Error(), "cannot run 2 workers") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// The words of a process target's messages follow the language its command runs.
+func TestAdviceFollowsTheCommandsLanguage(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"python3", "app.py"}, "time.sleep"},
+		{[]string{"sh", "-c", "python3 app.py"}, "time.sleep"},
+		{[]string{"./venv/bin/python", "-m", "app"}, "time.sleep"},
+		{[]string{"node", "app.mjs"}, "setTimeout"},
+		{[]string{"npx", "tsx", "app.ts"}, "setTimeout"},
+		{[]string{"./harness", "--fast"}, "the client's sleep, ck.sleep"},
+	} {
+		if got := (process.Target{Argv: tc.argv}).HangHint(); !strings.Contains(got, tc.want) {
+			t.Errorf("%q: %q lacks %q", tc.argv, got, tc.want)
+		}
 	}
 }

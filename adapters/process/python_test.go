@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/faults"
@@ -108,5 +109,25 @@ else:
 	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 0}})
 	if c.Verdict.Outcome != oracle.Pass || !strings.Contains(c.Verdict.Refused, "cannot tell whether order 7 was filed") {
 		t.Fatalf("%s (refused %q)", c, c.Verdict.Refused)
+	}
+}
+
+// A Python harness that hangs, or makes no beat, is told so in its client's words, not in the
+// Go Env's.
+func TestPythonAdviceInItsWords(t *testing.T) {
+	client, _ := filepath.Abs("python")
+	for _, tc := range []struct{ name, body, want string }{
+		{"hang", `ck.mark("started")
+import time; time.sleep(3600)`, "hung: no beat for 1s of wall-clock time; the process waited where chaoskit does not see it (time.sleep: wait with ck.sleep(seconds);"},
+		{"nobeat", `ck.done(None)`, "made no beat: chaoskit saw nothing it did, so no fault can reach it. A process reaches chaoskit through its client: ck.call for tools,"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			script := "import sys; sys.path.insert(0, sys.argv[1]); import chaoskit\nck = chaoskit.connect()\n" + tc.body
+			target := process.Target{Argv: []string{pythonExe(t), "-S", "-B", "-c", script, client}}
+			_, err := sim.NewRunner(harness.Fresh(target), sim.Options{Name: "python/" + tc.name, Timeout: time.Second})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "Env") {
+				t.Fatalf("err = %v\nwant it to hold %q and name no Env", err, tc.want)
+			}
+		})
 	}
 }
