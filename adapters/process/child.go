@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+	"unicode"
 )
 
 // tailBytes is how much of a command's output a failure quotes.
@@ -158,10 +160,7 @@ func (c *child) err() error {
 			err = fmt.Errorf("exited with status %d", ee.ExitCode())
 		}
 	}
-	if t := c.out.String(); t != "" {
-		return fmt.Errorf("%w; its output ends: %q", err, t)
-	}
-	return err
+	return c.out.quoted(err)
 }
 
 // tail keeps the last tailBytes of what is written to it.
@@ -178,6 +177,41 @@ func (t *tail) Write(p []byte) (int, error) {
 		t.buf = append(t.buf[:0], t.buf[len(t.buf)-tailBytes:]...)
 	}
 	return len(p), nil
+}
+
+// tailLines is how many of the tail's last lines a failure quotes.
+const tailLines = 30
+
+// quoted returns err with the tail as a failure quotes it: its last line, quoted, on err's line
+// (where a traceback says what went wrong, and all a one-line summary shows), then, if there are
+// more, its last lines (at most tailLines) as they were printed, each on a line of its own indented by four spaces, with
+// control characters but tabs escaped as Go escapes them (a terminal's colours, a carriage
+// return). Without output it returns err.
+func (t *tail) quoted(err error) error {
+	s := strings.ReplaceAll(t.String(), "\r\n", "\n")
+	if s == "" {
+		return err
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) == 1 {
+		return fmt.Errorf("%w; its output ends: %q", err, s)
+	}
+	if len(lines) > tailLines {
+		lines = lines[len(lines)-tailLines:]
+	}
+	var b strings.Builder
+	for _, line := range lines {
+		b.WriteString("\n    ")
+		for _, r := range strings.TrimRight(line, " \t") {
+			if r == '\t' || !unicode.IsControl(r) {
+				b.WriteRune(r)
+			} else {
+				q := strconv.QuoteRune(r)
+				b.WriteString(q[1 : len(q)-1])
+			}
+		}
+	}
+	return fmt.Errorf("%w; its output ends: %q%s", err, lines[len(lines)-1], b.String())
 }
 
 // String returns the tail, trimmed, cut to tailBytes at a line start if it can.

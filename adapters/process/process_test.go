@@ -252,3 +252,17 @@ func TestAdviceFollowsTheCommandsLanguage(t *testing.T) {
 		}
 	}
 }
+
+// A failure quotes the end of the command's output as the lines it printed, its last 30, each
+// indented, with the last one on the error's own line.
+func TestFailureQuotesTheLastLines(t *testing.T) {
+	_, err := newRunner(t, process.Target{Argv: []string{"sh", "-c", "seq 1 100; exit 1"}}, sim.Options{Name: "seq"})
+	var want strings.Builder
+	want.WriteString(`exited with status 1; its output ends: "100"`)
+	for i := 71; i <= 100; i++ {
+		fmt.Fprintf(&want, "\n    %d", i)
+	}
+	if err == nil || !strings.HasSuffix(err.Error(), want.String()) {
+		t.Fatalf("err = %v\nwant it to end with:\n%s", err, want.String())
+	}
+}

@@ -70,7 +70,7 @@ func runStateCommand(t *Target, files tree) ([]byte, error) {
 		c.kill() // what it left running
 	case <-time.After(stateTimeout):
 		c.kill()
-		return nil, fmt.Errorf("state command %s did not finish in %s; its output ends: %q", strings.Join(t.StateArgv, " "), stateTimeout, c.out.String())
+		return nil, c.out.quoted(fmt.Errorf("state command %s did not finish in %s", strings.Join(t.StateArgv, " "), stateTimeout))
 	}
 	if err := c.err(); err != nil {
 		return nil, fmt.Errorf("state command %s: %w", strings.Join(t.StateArgv, " "), err)

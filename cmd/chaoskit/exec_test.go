@@ -318,3 +318,18 @@ func TestExecSplitsWithoutAShell(t *testing.T) {
 		}
 	}
 }
+
+// What a command printed before it failed, a traceback say, is quoted on stderr as the lines it
+// printed, indented, after the error's one line, which ends with its last line.
+func TestFailureQuotesTheOutputAsLines(t *testing.T) {
+	script := `printf 'Traceback (most recent call last):\n  File "app.py", line 3\n\033[31mValueError: boom\033[0m\n' >&2; exit 1`
+	code, _, errOut := chaoskit(t, "run", "--exec", joinCommand([]string{"sh", "-c", script}), "--out", t.TempDir())
+	want := `chaoskit: sh -c ` + script + `: golden run failed: exited with status 1; its output ends: "\x1b[31mValueError: boom\x1b[0m"
+    Traceback (most recent call last):
+      File "app.py", line 3
+    \x1b[31mValueError: boom\x1b[0m
+`
+	if code != exitUsage || errOut != want {
+		t.Fatalf("exit %d, stderr:\n%s\nwant exit 2 and:\n%s", code, errOut, want)
+	}
+}

@@ -182,9 +182,22 @@ func exitCode(err error, stderr io.Writer) int {
 	return exitUsage
 }
 
-// oneLine puts an error message on one line, so that every error is one line of stderr.
+// oneLine puts an error message on one line, so that every error is one line of stderr: but for
+// what it quotes of a program's output (a traceback), in lines indented by four spaces, which
+// stay lines, so that they read as the program printed them.
 func oneLine(msg string) string {
-	return strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; ")
+	var b strings.Builder
+	for i, line := range strings.Split(strings.TrimSpace(msg), "\n") {
+		switch {
+		case i == 0:
+		case strings.HasPrefix(line, "    "):
+			b.WriteString("\n")
+		default:
+			b.WriteString("; ")
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }
 
 // isTerminal reports whether w is a terminal: a character device other than /dev/null.
