@@ -159,9 +159,10 @@ func report(t testing.TB, rn *sim.Runner, opts campaign.Options, out string, cas
 			t.Logf("chaoskit: wrote the report directory %s", dir)
 		}
 	}
-	bad, refused := 0, 0
+	bad, refused, shown, same := 0, 0, 0, 0
 	_, subtests := t.(*testing.T) // each case's subtest has logged its refusal
 	notes := map[string]bool{}
+	seen := map[string]bool{} // the failures' smallest schedules, and whether one was shown
 	for _, c := range ran {
 		for _, n := range c.Verdict.NotChecked {
 			notes[n] = true
@@ -174,15 +175,33 @@ func report(t testing.TB, rn *sim.Runner, opts campaign.Options, out string, cas
 			}
 			continue
 		}
-		if bad++; bad <= maxReported {
-			if c.Shrunk != nil && c.Shrunk.String() != c.Schedule.String() {
-				c = rn.Run(c.Shrunk) // the smallest failing schedule is the one to read and replay
+		bad++
+		smallest := c.Schedule
+		if c.Shrunk != nil {
+			smallest = c.Shrunk
+		}
+		// Random schedules often shrink to the same one: each is shown once.
+		if was, ok := seen[smallest.String()]; ok {
+			if was {
+				same++
+			}
+			continue
+		}
+		seen[smallest.String()] = shown < maxReported
+		if shown < maxReported {
+			shown++
+			if smallest.String() != c.Schedule.String() {
+				c = rn.Run(smallest) // the smallest failing schedule is the one to read and replay
 			}
 			t.Errorf("chaoskit: %s", c)
 		}
 	}
-	if bad > maxReported {
-		t.Errorf("chaoskit: ... and %d more of %d cases did not pass", bad-maxReported, len(ran))
+	if more := bad - shown; more > 0 {
+		line := fmt.Sprintf("chaoskit: ... and %d more of %d cases did not pass", more, len(ran))
+		if same > 0 {
+			line += fmt.Sprintf(" (%d of them shrank to a failure shown above)", same)
+		}
+		t.Errorf("%s", line)
 	}
 	for _, n := range slices.Sorted(maps.Keys(notes)) {
 		t.Logf("chaoskit: not checked in some cases: %s", n)

@@ -128,6 +128,25 @@ func TestCheckRandomShrinksAndReplays(t *testing.T) {
 	t.Logf("the same case from the command line: %s", cli)
 }
 
+// Random schedules that shrink to the same one are one failure, shown in full once.
+func TestCheckRandomShowsEachShrunkFailureOnce(t *testing.T) {
+	out, ok := runHelper(t, "TestCheckHelperRandom", "-chaoskit.seed=2") // two shrink to kill@0
+	if ok {
+		t.Fatalf("Check passed a harness with unstable keys:\n%s", out)
+	}
+	shown := regexp.MustCompile(`under (\S+) \(seed 2\): fail`).FindAllStringSubmatch(out, -1)
+	seen := map[string]bool{}
+	for _, m := range shown {
+		if seen[m[1]] {
+			t.Errorf("the failure under %s is shown twice:\n%s", m[1], out)
+		}
+		seen[m[1]] = true
+	}
+	if !strings.Contains(out, "of them shrank to a failure shown above)") {
+		t.Errorf("the count does not say how many shrank to a failure shown:\n%s", out)
+	}
+}
+
 // A seed given on the command line is in every replay command, even 0: without it the replay
 // would run under the code's Options.Seed (3 here), another case.
 func TestCheckReplayKeepsAnOverriddenSeed(t *testing.T) {
