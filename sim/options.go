@@ -60,6 +60,9 @@ type Options struct {
 	// NoDerive makes every case re-run the golden prefix instead of deriving its crash state
 	// from the recorded golden run. Results are the same, only slower; it exists to check that.
 	NoDerive bool
+	// KeepBeats keeps the beats of every case, a passing one's too, so that its Trace shows what
+	// happened (chaoskit replay --trace); otherwise only a case that did not simply pass keeps them.
+	KeepBeats bool
 	// Repro, if set, returns the command that replays a case (Case.Repro): package campaign's
 	// ReplayCommand for the command line, a go test command in package chaoskittest.
 	Repro func(schedule faults.Schedule) string

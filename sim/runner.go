@@ -352,7 +352,7 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 		c.Verdict.Outcome = oracle.Unknown
 		c.Verdict.Reason = "no fault fired, so the case tested nothing: " + c.unfiredWhy
 	}
-	if keep || c.Verdict.Outcome != oracle.Pass || c.Verdict.Detected != "" {
+	if keep || rn.o.KeepBeats || c.Verdict.Outcome != oracle.Pass || c.Verdict.Detected != "" {
 		c.Beats, c.Notes = r.allBeats(), r.notes
 	}
 	return c

@@ -23,6 +23,7 @@ func runReplay(c *cli, args []string) error {
 	fsModel := fs.String("fs-model", "posix", "what a power loss keeps: posix or ext4-ordered (as the campaign ran)")
 	restart := fs.String("restart", "always", "restart a process that fails on its own: always, never, or at most N times (as the campaign ran)")
 	backoff := fs.String("restart-backoff", sim.DefaultBackoff.String(), "how long a failed process waits to be restarted (as the campaign ran)")
+	trace := fs.Bool("trace", false, "show the beats that tell what happened (the report's timeline of a failure), for a case that passes too")
 	ef := addExecFlags(fs)
 	bf := addBoundFlags(fs)
 	pos, err := c.parse(fs, args)
@@ -103,7 +104,7 @@ func runReplay(c *cli, args []string) error {
 		return usagef("--schedule: %v", err)
 	}
 	bar := c.progress()
-	o := campaign.Options{Options: sim.Options{Seed: *seed, OnGolden: bar.golden()}}
+	o := campaign.Options{Options: sim.Options{Seed: *seed, OnGolden: bar.golden(), KeepBeats: *trace}}
 	id.ApplyCase(&o.Options)
 	rn, err := campaign.NewRunner(c.ctx, t, o)
 	bar.end()

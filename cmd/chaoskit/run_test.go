@@ -434,6 +434,23 @@ func TestReplayOfAFaultThatNeverFires(t *testing.T) {
 	}
 }
 
+// replay --trace shows the beats of a case that passes, as a failure's are shown: around the
+// fault, where each process starts and how it ended; without it a pass is one line.
+func TestReplayTraceShowsWhatHappened(t *testing.T) {
+	args := []string{"replay", "--target", "reference", "--schedule", "kill@5"}
+	code, out, _ := chaoskit(t, args...)
+	if code != exitOK || strings.Contains(out, "beats around the fault") {
+		t.Fatalf("replay: exit %d:\n%s", code, out)
+	}
+	code, out, _ = chaoskit(t, append(args, "--trace")...)
+	for _, want := range []string{"reference under kill@5 (seed 1): pass\n  beats around the fault:\n", "0  p0  lease acquire run-acme   [process 0 starts]",
+		">>     5  p0  fs.sync run/wal.log   <- kill@5   [process 0 crashed by kill@5", "[process 1 completed]"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("replay --trace: exit %d, want 0 and %q:\n%s", code, want, out)
+		}
+	}
+}
+
 // A gate that compares nothing does not hold: exit 2, saying why.
 func TestGateThatComparesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "empty.json")
