@@ -3,6 +3,8 @@ package process_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -129,5 +131,40 @@ import time; time.sleep(3600)`, "hung: no beat for 1s of wall-clock time; the pr
 				t.Fatalf("err = %v\nwant it to hold %q and name no Env", err, tc.want)
 			}
 		})
+	}
+}
+
+// The package of the client and the plugin installs with pip where no package index can be
+// reached and neither setuptools nor wheel is at hand (pyenv's Python here has no wheel): in a
+// fresh virtual environment, --no-build-isolation --no-index, as python/README.md says. pytest
+// finds the plugin by its entry point, and the source directory is left as it was.
+func TestPythonPackageInstallsOffline(t *testing.T) {
+	py := pythonExe(t)
+	src, _ := filepath.Abs("python")
+	before, _ := os.ReadDir(src)
+	venv := filepath.Join(t.TempDir(), "venv")
+	if out, err := exec.Command(py, "-m", "venv", "--system-site-packages", "--without-pip", venv).CombinedOutput(); err != nil {
+		needs.Missing(t, fmt.Sprintf("python3 -m venv: %v: %s: apt-get install -y python3-venv", err, out))
+	}
+	vpy := filepath.Join(venv, "bin", "python")
+	if out, err := exec.Command(vpy, "-m", "pip", "--version").CombinedOutput(); err != nil {
+		needs.Missing(t, fmt.Sprintf("python3 -m pip: %v: %s: apt-get install -y python3-pip", err, out))
+	}
+	pip := exec.Command(vpy, "-m", "pip", "install", "--no-build-isolation", "--no-index", "--no-cache-dir", src)
+	pip.Env = append(os.Environ(), "PIP_DISABLE_PIP_VERSION_CHECK=1")
+	if out, err := pip.CombinedOutput(); err != nil {
+		t.Fatalf("pip install: %v\n%s", err, out)
+	}
+	check := exec.Command(vpy, "-c", `import chaoskit, importlib.metadata as m, sys
+eps = [e.value for e in m.entry_points().select(group="pytest11") if e.name == "pytest_chaoskit"]
+print(chaoskit.__file__.startswith(sys.prefix), eps, m.version("chaoskit"))`)
+	check.Dir = t.TempDir() // not the source directory, whose chaoskit.py would be found first
+	out, err := check.CombinedOutput()
+	if got := strings.TrimSpace(string(out)); err != nil || got != "True ['pytest_chaoskit'] 0.1.0" {
+		t.Fatalf("the installed package: %v: %s", err, got)
+	}
+	after, _ := os.ReadDir(src)
+	if len(after) != len(before) {
+		t.Errorf("the install left files in %s: %v, was %v", src, after, before)
 	}
 }

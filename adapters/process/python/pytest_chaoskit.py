@@ -36,8 +36,9 @@ The plugin runs the `chaoskit` command (found on PATH, or given by --chaoskit-bi
 CHAOSKIT_BIN): `chaoskit run --list` at collection, then one `chaoskit run --stream` per campaign
 for the cases selected, so the cases and verdicts are those of `chaoskit run` with the same
 options. It is this one file (standard library and pytest): install it with
-`pip install adapters/process/python` (an entry point loads it), or copy it next to your
-conftest.py and add `pytest_plugins = ["pytest_chaoskit"]` there.
+`pip install adapters/process/python` (an entry point loads it; no package index needed: see
+README.md beside it), or copy it next to your conftest.py and add
+`pytest_plugins = ["pytest_chaoskit"]` there.
 """
 
 import inspect
