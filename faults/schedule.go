@@ -179,9 +179,10 @@ const maxBeat = 1 << 30
 const maxDur = 365 * 24 * time.Hour
 
 // ParseSchedule parses the text form of a schedule: faults separated by commas, each written
-// kind@beat with an optional ":arg" (diskfull@12:4096, torn@3:garbage, power@5:subset), a
-// duration for the kinds that take one (lease@20+45s) or may (diskfull@12:4096+1m). Spaces
-// around faults are allowed. The empty string is the empty schedule. Errors are *SyntaxError
+// kind@beat with an optional ":arg" (torn@3:garbage, power@5:subset), the argument a kind
+// cannot do without (diskfull@12:4096, the bytes that still fit: diskfull@12:0 for none;
+// KindInfo.Form), a duration for the kinds that take one (lease@20+45s) or may
+// (diskfull@12:4096+1m). Spaces around faults are allowed. The empty string is the empty schedule. Errors are *SyntaxError
 // values.
 func ParseSchedule(text string) (Schedule, error) {
 	var s Schedule
@@ -238,6 +239,10 @@ func parseFault(text string, at int, part string) (Fault, error) {
 	if rest == "" && info.Arg == DurationArg {
 		return fail(off, "%s wants +DURATION after the beat number, like %s@%d+45s", kind, kind, beat)
 	}
+	if info.Arg == BytesArg && (rest == "" || rest[0] == '+') {
+		return fail(off, "%s wants :BYTES after the beat number, the bytes that still fit, like %s@%d:4096, or %s@%d:0+1m for none for a minute (%s)",
+			kind, kind, beat, kind, beat, info.Form())
+	}
 	if rest == "" {
 		return f, nil
 	}
@@ -259,9 +264,6 @@ func parseFault(text string, at int, part string) (Fault, error) {
 				return fail(off+plus+1, "%s wants a positive duration after +, such as 1m or 2h, not %q", kind, rest[plus+1:])
 			}
 			f.Dur, rest = d, rest[:plus]
-			if rest == "" {
-				return f, nil // diskfull@K+DUR: no byte fits
-			}
 		}
 	}
 	if rest[0] != ':' {
