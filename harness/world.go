@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -15,7 +16,9 @@ const (
 	// ReadOnly tools change nothing: calling them again is harmless and is not an effect.
 	ReadOnly Contract = iota + 1
 	// IdempotentByKey tools apply a call once per idempotency key: a repeated key returns the
-	// first reply and applies nothing. A call without a key is applied every time.
+	// first reply and applies nothing. A key used again with other arguments is refused with a
+	// *KeyReusedError, as Stripe refuses it, and applies nothing either. A call without a key is
+	// applied every time.
 	IdempotentByKey
 	// NotIdempotent tools apply every call.
 	NotIdempotent
@@ -121,7 +124,32 @@ var (
 	// not hold, say). The run ends there, and its case is unknown, saying why; a golden run
 	// that ends so is refused.
 	ErrUndecided = errors.New("the run cannot be judged")
+	// ErrKeyReused: an IdempotentByKey tool was called again under a key it had seen with other
+	// arguments, and refused the call. Every *KeyReusedError matches it (errors.Is).
+	ErrKeyReused = errors.New("idempotency key reused with other arguments")
 )
+
+// KeyReusedError is an IdempotentByKey tool's answer to a call under a key it first saw with
+// other arguments: nothing is applied, as Stripe answers such a request with an error (a 422)
+// rather than the first call's reply. It is a bug of the harness, not a fault: a key must name
+// one effect, so a step whose arguments changed needs a key of its own. Its text is Stripe's,
+// which is what an SDK shows; FirstArgs and NewArgs say what differs.
+type KeyReusedError struct {
+	Tool string
+	Key  string
+	// FirstArgs and NewArgs are the arguments, as JSON, of the first call made under Key and of
+	// the one refused.
+	FirstArgs, NewArgs json.RawMessage
+}
+
+// Error returns Stripe's text for a reused key.
+func (e *KeyReusedError) Error() string {
+	return fmt.Sprintf("Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '%s' if you meant to execute a different request.", e.Key)
+}
+
+// Is reports whether target is ErrKeyReused, so that errors.Is(err, ErrKeyReused) finds a
+// *KeyReusedError in err's chain.
+func (e *KeyReusedError) Is(target error) bool { return target == ErrKeyReused }
 
 // RateLimitError is the model's answer when it is rate limited: retry after RetryAfter.
 type RateLimitError struct{ RetryAfter time.Duration }

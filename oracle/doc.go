@@ -13,6 +13,11 @@
 //   - no-lost-effects: every golden effect was applied as often as in the golden run.
 //   - no-phantom-effects: nothing was applied that the golden run never applied (an action
 //     with stale arguments, say).
+//   - no-key-reuse: no idempotency key was used again with other arguments. An
+//     idempotent-by-key tool refuses such a call (harness.KeyReusedError), as Stripe does,
+//     rather than answer it as a replay of the first: the key names another effect. The
+//     violation names both argument sets. A golden run that does it has the bug without any
+//     fault, and every case says so.
 //   - bounded-work-lost: each restart redid at most the work that was in flight, that is, the
 //     beats since the last progress mark before the crash (plus Options.WorkLostSlack).
 //   - ordered-effects: the effects of the tools Options.Ordered names were first applied in

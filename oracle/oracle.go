@@ -35,6 +35,9 @@ type Observation struct {
 	StateErr string
 	// Effects lists every application of a side effect, in order.
 	Effects []Effect
+	// KeyReuses lists the calls an IdempotentByKey tool refused because their key had been
+	// used with other arguments, in order (harness.KeyReusedError).
+	KeyReuses []KeyReuse
 	// ModelCalls lists the purposes of the model calls that were answered, in order.
 	ModelCalls []string
 	// Beats counts the run's beats.
@@ -86,6 +89,15 @@ type Effect struct {
 	Identity string // what the effect does: the tool and its arguments, not its idempotency key
 	Beat     int
 	Process  int
+}
+
+// KeyReuse is a call refused by an IdempotentByKey tool because its key had been used with other
+// arguments: the tool and key, both argument sets (as JSON) and where each call was sent.
+type KeyReuse struct {
+	Tool, Key             string
+	FirstArgs, NewArgs    string
+	FirstBeat, Beat       int
+	FirstProcess, Process int
 }
 
 // Mark is a progress point the target declared, at a beat, from a process.
@@ -160,6 +172,9 @@ type Verdict struct {
 	Diff string
 	// DuplicatesByTool counts excess effect applications per tool.
 	DuplicatesByTool map[string]int
+	// KeyReuses lists the calls refused because their key had been used with other arguments
+	// (no-key-reuse), with where each was sent.
+	KeyReuses []KeyReuse
 	// Excess lists, in order, the applications of every effect applied more often than in the
 	// golden run (all of them, the first included: which is the extra one is a matter of
 	// view) and of every effect the golden run never applied: the beats that explain
@@ -219,6 +234,10 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 	}
 	if fx.phantom > 0 {
 		v.fail(NoPhantomEffects, fx.detail(fx.phantoms))
+	}
+	if len(faulty.KeyReuses) > 0 {
+		v.KeyReuses = faulty.KeyReuses
+		v.fail(NoKeyReuse, keyReuseDetail(golden, faulty.KeyReuses))
 	}
 	if d := outOfOrder(golden.Effects, faulty.Effects, opts.Ordered); d != "" {
 		v.fail(OrderedEffects, d)
@@ -309,6 +328,25 @@ func (v *Verdict) compare(property, what string, golden, faulty any, readErr str
 			v.Metrics.StateMismatch = true
 		}
 	}
+}
+
+// keyReuseDetail says, a line per refused call, which key of which tool was used again with
+// which arguments, and whether the golden run, with no fault, does the same.
+func keyReuseDetail(golden *Observation, reuses []KeyReuse) string {
+	inGolden := map[string]bool{}
+	for _, r := range golden.KeyReuses {
+		inGolden[r.Tool+"\x00"+r.Key] = true
+	}
+	var lines []string
+	for _, r := range reuses {
+		line := fmt.Sprintf("%s key %q, first used with %s (beat %d, process %d), was used again with %s (beat %d, process %d): the tool refused it",
+			r.Tool, r.Key, r.FirstArgs, r.FirstBeat, r.FirstProcess, r.NewArgs, r.Beat, r.Process)
+		if inGolden[r.Tool+"\x00"+r.Key] {
+			line += "; the golden run, with no fault, does so too: a key must name one effect, so a call with other arguments needs a key of its own"
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // remade counts the faulty run's model calls beyond the golden run's, purpose by purpose.

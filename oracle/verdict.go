@@ -18,6 +18,7 @@ const (
 	NoDuplicateEffects = "no-duplicate-effects"
 	NoLostEffects      = "no-lost-effects"
 	NoPhantomEffects   = "no-phantom-effects"
+	NoKeyReuse         = "no-key-reuse"
 	BoundedWorkLost    = "bounded-work-lost"
 	OrderedEffects     = "ordered-effects"
 	Deterministic      = "deterministic"
@@ -25,7 +26,7 @@ const (
 
 // properties lists every property, in the order the package documentation gives them.
 var properties = []string{Completes, SameResult, SameState, NoDuplicateEffects, NoLostEffects,
-	NoPhantomEffects, BoundedWorkLost, OrderedEffects, Deterministic}
+	NoPhantomEffects, NoKeyReuse, BoundedWorkLost, OrderedEffects, Deterministic}
 
 // Properties lists the names of every property, in a stable order: what a gate or a tolerance
 // may name.

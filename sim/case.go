@@ -82,7 +82,8 @@ type TraceBeat struct {
 // Trace returns the beats that explain the case, with what happened there: the beats around
 // each fault and each process end; the first beat of each process ("process N starts"); the
 // acquisitions by which a worker took a lease over from another; the tool calls behind a
-// duplicated or phantom effect (oracle.Verdict.Excess: each call's sent and applied beats);
+// duplicated or phantom effect (oracle.Verdict.Excess: each call's sent and applied beats); the
+// calls refused for a key used with other arguments, and the first call under that key;
 // and, for bounded-work-lost, the marks a process made again, the first and the last of each
 // process. Each kind of explanation keeps a few beats at most, so a trace stays short however
 // long the run: about 9 beats per fault and per process, and a few dozen more.
@@ -110,6 +111,12 @@ func (c *Case) Trace() []TraceBeat {
 		keep[i] = true
 	}
 	for i, note := range c.effectCalls() {
+		keep[i] = true
+		if note != "" {
+			notes[i] = note
+		}
+	}
+	for i, note := range c.keyReuses() {
 		keep[i] = true
 		if note != "" {
 			notes[i] = note
@@ -189,6 +196,30 @@ func (c *Case) effectCalls() map[int]string {
 		out[i] = notes[i]
 		if j := c.applied(i); j >= 0 {
 			out[j] = ""
+		}
+	}
+	return out
+}
+
+// keyReuses returns the beats of the calls refused because their key had been used with other
+// arguments (oracle.Verdict.KeyReuses), and of the first call under that key, with a note on the
+// refused one; the first and the last few.
+func (c *Case) keyReuses() map[int]string {
+	out := map[int]string{}
+	var at []int
+	first := map[int]int{}
+	for _, r := range c.Verdict.KeyReuses {
+		if r.Beat >= 0 && r.Beat < len(c.Beats) {
+			at = append(at, r.Beat)
+			first[r.Beat] = r.FirstBeat
+		}
+	}
+	for _, i := range ends(at, traceExplain) {
+		out[i] = fmt.Sprintf("refused: key first used at beat %d with other arguments", first[i])
+		if j := first[i]; j >= 0 && j < len(c.Beats) {
+			if _, ok := out[j]; !ok {
+				out[j] = ""
+			}
 		}
 	}
 	return out

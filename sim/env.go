@@ -207,7 +207,8 @@ func (e *env) call(ctx context.Context, c harness.Call, lookup bool) (harness.Re
 	if lookup {
 		return e.lookup(ctx, tool, c, f)
 	}
-	op := world.Op{Kind: world.Call, At: e.r.clock.Now(), Call: c, Identity: world.Identity(c), Beat: idx, Process: e.p.id}
+	args := world.Args(c)
+	op := world.Op{Kind: world.Call, At: e.r.clock.Now(), Call: c, Args: args, Identity: world.Identity(c.Tool, args), Beat: idx, Process: e.p.id}
 	var kind faults.Kind
 	if f != nil {
 		kind = f.Kind

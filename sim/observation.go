@@ -62,6 +62,7 @@ func (r *run) observe(x ending, stater harness.Stater, trace bool) *oracle.Obser
 		Beats:      r.nbeats(),
 		Processes:  r.processes(),
 		Effects:    r.world.Effects(),
+		KeyReuses:  r.world.KeyReuses(),
 		ModelCalls: r.world.Models(),
 	}
 	obs.PrefixMarks = r.prefixMarks

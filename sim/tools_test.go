@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,58 @@ func TestLookupAndRefusal(t *testing.T) {
 	c = newRunner(t, harness.Func{ToolList: []harness.Tool{pay}, RunFunc: run(false)}, sim.Options{}).Run(crash)
 	if c.Verdict.Outcome != oracle.Pass || !strings.Contains(c.Verdict.Refused, "cannot tell whether invoice-7 was paid") || c.Verdict.Metrics.Restarts != 1 {
 		t.Fatalf("refusing: %s (refused %q)", c, c.Verdict.Refused)
+	}
+}
+
+// A key used again with other arguments is refused to the caller, as Stripe refuses it, with a
+// *harness.KeyReusedError naming both argument sets, and the case breaks no-key-reuse, saying
+// so; a golden run that reuses a key has the bug without any fault, and every case says that.
+func TestKeyReusedWithOtherArguments(t *testing.T) {
+	var refused []string // what the caller was told, by process
+	reuse := func(inGolden bool) harness.Target {
+		return harness.Func{
+			ToolList: []harness.Tool{{Name: "po", Contract: harness.IdempotentByKey}},
+			RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+				// The amount depends on the process: a retry after a crash sends other arguments
+				// under the step's key.
+				_, err := env.Call(ctx, harness.Call{Tool: "po", Key: "order-1", Args: fmt.Sprintf("usd-%d", 100*(env.Process()+1))})
+				if inGolden && err == nil {
+					_, err = env.Call(ctx, harness.Call{Tool: "po", Key: "order-1", Args: "usd-999"})
+				}
+				var reused *harness.KeyReusedError
+				if errors.As(err, &reused) && errors.Is(err, harness.ErrKeyReused) {
+					refused = append(refused, fmt.Sprintf("%s %s %s", reused.Key, reused.FirstArgs, reused.NewArgs))
+				} else if err != nil {
+					return nil, err
+				}
+				env.Mark("filed")
+				return nil, nil
+			},
+		}
+	}
+	refused = nil
+	c := newRunner(t, reuse(false), sim.Options{}).Run(kill(2)) // killed at the mark, after the call
+	if !c.Breaks(oracle.NoKeyReuse) {
+		t.Fatalf("want no-key-reuse broken:\n%s", c)
+	}
+	if want := `order-1 "usd-100" "usd-200"`; len(refused) == 0 || slices.ContainsFunc(refused, func(s string) bool { return s != want }) {
+		t.Errorf("the caller was told %q, want a *harness.KeyReusedError %q (in each run of the failing case)", refused, want)
+	}
+	detail := c.Verdict.Violations[0].Detail
+	for _, want := range []string{`po key "order-1"`, `first used with "usd-100" (beat 0, process 0)`, `used again with "usd-200" (beat 3, process 1)`} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("the violation says %q, want it to say %q", detail, want)
+		}
+	}
+	if strings.Contains(detail, "golden run") || c.Verdict.Metrics.Duplicates != 0 {
+		t.Errorf("a reuse after a crash only: %s", c)
+	}
+	if !strings.Contains(c.String(), "refused: key first used at beat 0 with other arguments") {
+		t.Errorf("the trace does not show the refused call:\n%s", c)
+	}
+
+	c = newRunner(t, reuse(true), sim.Options{}).Run(kill(4))
+	if !c.Breaks(oracle.NoKeyReuse) || !strings.Contains(c.Verdict.Violations[0].Detail, "the golden run, with no fault, does so too") {
+		t.Fatalf("a golden run that reuses a key: want every case to say so:\n%s", c)
 	}
 }

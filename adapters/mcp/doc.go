@@ -42,7 +42,7 @@
 //	nil                        the result (isError false)
 //	harness.ErrToolTransient   a result with isError true and the text "service unavailable
 //	                           (503): not applied, retry": the model sees it and may retry
-//	*rest.KeyReusedError       a result with isError true and Stripe's text ("Keys for
+//	*harness.KeyReusedError    a result with isError true and Stripe's text ("Keys for
 //	                           idempotent requests can only be used with the same parameters
 //	                           they were first used with. ...")
 //	harness.ErrFenced          a JSON-RPC error, code CodeFenced (-32050), "stale fencing

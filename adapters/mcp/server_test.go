@@ -223,7 +223,7 @@ func TestAnswerPassesARecordedResult(t *testing.T) {
 func TestToolErrorsAreResults(t *testing.T) {
 	for _, err := range []error{
 		harness.ErrToolTransient,
-		fmt.Errorf("world: %w", &rest.KeyReusedError{Tool: "create_po", Key: "k1"}),
+		fmt.Errorf("world: %w", &harness.KeyReusedError{Tool: "create_po", Key: "k1"}),
 	} {
 		w := &world{answer: func(context.Context, harness.Call) (harness.Reply, error) { return harness.Reply{}, err }}
 		_, url := start(t, w, nil)

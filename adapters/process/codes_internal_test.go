@@ -14,7 +14,7 @@ import (
 
 // serverCodes are the protocol's error codes, as the server answers them: the one table every
 // client's list is checked against.
-var serverCodes = []string{codeTransient, codeAmbiguous, codeTimeout, codeFenced, codeLeaseHeld, codeLeaseLost,
+var serverCodes = []string{codeTransient, codeAmbiguous, codeTimeout, codeFenced, codeKeyReused, codeLeaseHeld, codeLeaseLost,
 	codeRateLimited, codeModelServer, codeContextLength, codeDeadline, codeBadRequest, codeVersion}
 
 // same fails t unless a client's codes are the server's, one for one.
@@ -30,7 +30,7 @@ func same(t *testing.T, client string, codes []string) {
 // itself: they must be the server's, one for one.
 func TestGoClientKnowsEveryErrorCode(t *testing.T) {
 	var codes []string
-	for _, c := range []*client.Error{client.ErrTransient, client.ErrAmbiguous, client.ErrTimeout, client.ErrFenced,
+	for _, c := range []*client.Error{client.ErrTransient, client.ErrAmbiguous, client.ErrTimeout, client.ErrFenced, client.ErrKeyReused,
 		client.ErrLeaseHeld, client.ErrLeaseLost, client.ErrRateLimited, client.ErrModelServer, client.ErrContextLength,
 		client.ErrDeadline, client.ErrBadRequest, client.ErrVersion} {
 		codes = append(codes, c.Code)

@@ -107,6 +107,7 @@ const (
 	codeAmbiguous     = "ambiguous"      // the reply was lost: the call may have been applied
 	codeTimeout       = "timeout"        // the call's deadline passed: it may still be applied
 	codeFenced        = "fenced"         // the tool saw a newer fencing token
+	codeKeyReused     = "key_reused"     // the call's key was first used with other arguments
 	codeLeaseHeld     = "lease_held"     // another worker holds the lease
 	codeLeaseLost     = "lease_lost"     // the lease expired or was taken over
 	codeRateLimited   = "rate_limited"   // the model is rate limited: retry after retry_after_ms
@@ -121,7 +122,11 @@ const (
 func worldError(err error) *protoErr {
 	e := &protoErr{Message: err.Error()}
 	var rl *harness.RateLimitError
+	var reused *harness.KeyReusedError
 	switch {
+	case errors.As(err, &reused):
+		e.Code = codeKeyReused
+		e.Message = fmt.Sprintf("%s (%s key %q was first used with %s; this call has %s)", err, reused.Tool, reused.Key, reused.FirstArgs, reused.NewArgs)
 	case errors.Is(err, harness.ErrToolTransient):
 		e.Code = codeTransient
 	case errors.Is(err, harness.ErrToolAmbiguous):

@@ -52,7 +52,7 @@
 //	                           was applied (no status line: the client's HTTP library reports a
 //	                           reset or an unexpected EOF, "socket hang up", "fetch failed")
 //	harness.ErrFenced          409, type fencing_error
-//	*KeyReusedError            422, type idempotency_error, with Stripe's text ("Keys for
+//	*harness.KeyReusedError    422, type idempotency_error, with Stripe's text ("Keys for
 //	                           idempotent requests can only be used with the same parameters
 //	                           they were first used with. ...")
 //	context.DeadlineExceeded   no answer until the caller gives up (its own timeout closes

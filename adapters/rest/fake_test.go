@@ -11,7 +11,7 @@ import (
 )
 
 // world is a fake rest.Tools: it records every call with its caller's token, applies keyed calls
-// once per key (a repeated key is a replay, or a *rest.KeyReusedError with other arguments),
+// once per key (a repeated key is a replay, or a *harness.KeyReusedError with other arguments),
 // and fails a call with fail's error when fail returns one (after applying it, for
 // harness.ErrToolAmbiguous and context.DeadlineExceeded).
 type world struct {
@@ -50,7 +50,7 @@ func (w *world) Call(ctx context.Context, c harness.Call) (harness.Reply, error)
 	id := c.Tool + "\x00" + c.Key
 	if k, ok := w.keys[id]; ok && c.Key != "" {
 		if string(k.args) != string(args) {
-			return harness.Reply{}, &rest.KeyReusedError{Tool: c.Tool, Key: c.Key, FirstArgs: k.args, NewArgs: args}
+			return harness.Reply{}, &harness.KeyReusedError{Tool: c.Tool, Key: c.Key, FirstArgs: k.args, NewArgs: args}
 		}
 		r := k.reply
 		r.Replayed = true

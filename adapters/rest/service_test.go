@@ -305,10 +305,10 @@ func TestOutcomeOf(t *testing.T) {
 		harness.ErrToolTransient: rest.Transient,
 		fmt.Errorf("x: %w", harness.ErrToolAmbiguous): rest.Ambiguous,
 		harness.ErrFenced: rest.Fenced,
-		fmt.Errorf("x: %w", &rest.KeyReusedError{Key: "k"}): rest.KeyReused,
-		context.DeadlineExceeded:                            rest.Late,
-		context.Canceled:                                    rest.Late,
-		errors.New("other"):                                 rest.Failed,
+		fmt.Errorf("x: %w", &harness.KeyReusedError{Key: "k"}): rest.KeyReused,
+		context.DeadlineExceeded:                               rest.Late,
+		context.Canceled:                                       rest.Late,
+		errors.New("other"):                                    rest.Failed,
 	} {
 		if got := rest.OutcomeOf(err); got != want {
 			t.Errorf("OutcomeOf(%v) = %v, want %v", err, got, want)

@@ -13,7 +13,8 @@ import (
 // calling process), or failed by a fault. The process that made the request is Token(ctx).
 //
 // Its errors are the world's: harness.ErrToolTransient, harness.ErrToolAmbiguous (the call
-// was applied, the reply is lost), harness.ErrFenced, *KeyReusedError, and
+// was applied, the reply is lost), harness.ErrFenced, *harness.KeyReusedError (the key was first
+// used with other arguments; its text is Stripe's), and
 // context.DeadlineExceeded for an answer that comes after the caller's timeout. A front end
 // (this package's Service, adapters/mcp's Server) shows each as its protocol does; see
 // OutcomeOf.
@@ -25,21 +26,6 @@ type Tools interface {
 // front end's default. Service writes it as the response body; adapters/mcp's Server decodes
 // it as a CallToolResult. An error fails the request as an internal error.
 type Answer func(ctx context.Context, c harness.Call, r harness.Reply) (json.RawMessage, error)
-
-// KeyReusedError is the world's answer to a call whose idempotency key was first used with
-// other arguments. Its text is Stripe's.
-type KeyReusedError struct {
-	Tool string
-	Key  string
-	// FirstArgs and NewArgs are the arguments (without the key) of the first call made with
-	// Key and of this one.
-	FirstArgs, NewArgs json.RawMessage
-}
-
-// Error returns Stripe's text for a reused key.
-func (e *KeyReusedError) Error() string {
-	return fmt.Sprintf("Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '%s' if you meant to execute a different request.", e.Key)
-}
 
 // Outcome is what a backend's answer to a call means on the wire.
 type Outcome int
@@ -55,7 +41,8 @@ const (
 	Ambiguous
 	// Fenced (harness.ErrFenced): rejected for a stale fencing token.
 	Fenced
-	// KeyReused (*KeyReusedError): the key was first used with other arguments.
+	// KeyReused (*harness.KeyReusedError, harness.ErrKeyReused): the key was first used with
+	// other arguments.
 	KeyReused
 	// Late (context.DeadlineExceeded, context.Canceled): the answer comes after the caller's
 	// timeout. The front end holds the request until the caller gives up (closes the
@@ -78,7 +65,6 @@ func (o Outcome) String() string {
 
 // OutcomeOf says what err, a Tools.Call error, means on the wire.
 func OutcomeOf(err error) Outcome {
-	var reused *KeyReusedError
 	switch {
 	case err == nil:
 		return Applied
@@ -88,7 +74,7 @@ func OutcomeOf(err error) Outcome {
 		return Transient
 	case errors.Is(err, harness.ErrFenced):
 		return Fenced
-	case errors.As(err, &reused):
+	case errors.Is(err, harness.ErrKeyReused):
 		return KeyReused
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return Late

@@ -100,7 +100,8 @@ type Reply struct {
 
 // Call calls a tool. Its errors are *Error values: ErrTransient (not applied: retry),
 // ErrAmbiguous (the reply was lost: it may have been applied), ErrTimeout (the deadline passed:
-// it may still be applied), ErrFenced.
+// it may still be applied), ErrFenced, ErrKeyReused (the key was first used with other
+// arguments: nothing was applied; a call with other arguments needs a key of its own).
 func (c *Client) Call(call Call) (Reply, error) {
 	args, err := json.Marshal(call.Args)
 	if err != nil {
@@ -236,6 +237,7 @@ var (
 	ErrAmbiguous     = &Error{Code: "ambiguous", Message: "the reply was lost: the call may have been applied"}
 	ErrTimeout       = &Error{Code: "timeout", Message: "the call's deadline passed: it may still be applied"}
 	ErrFenced        = &Error{Code: "fenced", Message: "the tool has seen a newer fencing token"}
+	ErrKeyReused     = &Error{Code: "key_reused", Message: "the call's key was first used with other arguments"}
 	ErrLeaseHeld     = &Error{Code: "lease_held", Message: "another worker holds the lease"}
 	ErrLeaseLost     = &Error{Code: "lease_lost", Message: "the lease expired or was taken over"}
 	ErrRateLimited   = &Error{Code: "rate_limited", Message: "the model is rate limited"}

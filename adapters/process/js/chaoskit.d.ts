@@ -26,7 +26,7 @@ export declare class ConnectionError extends Error {
 
 /** The protocol's error codes. */
 export type ErrorCode =
-  | 'transient' | 'ambiguous' | 'timeout' | 'fenced' | 'lease_held' | 'lease_lost'
+  | 'transient' | 'ambiguous' | 'timeout' | 'fenced' | 'key_reused' | 'lease_held' | 'lease_lost'
   | 'rate_limited' | 'model_server' | 'context_length' | 'deadline' | 'bad_request' | 'version';
 
 /**
@@ -64,6 +64,12 @@ export declare class FencedError extends ChaoskitError {
   constructor(message: string, retryAfterMs?: number);
   static readonly code: 'fenced';
   code: 'fenced';
+}
+/** key_reused: the call's key was first used with other arguments; nothing was applied. A bug: give a call with other arguments a key of its own. */
+export declare class KeyReusedError extends ChaoskitError {
+  constructor(message: string, retryAfterMs?: number);
+  static readonly code: 'key_reused';
+  code: 'key_reused';
 }
 /** lease_held: another worker holds the lease. Wait and try again. */
 export declare class LeaseHeldError extends ChaoskitError {
@@ -120,6 +126,7 @@ export declare const errorsByCode: Readonly<{
   ambiguous: typeof AmbiguousError;
   timeout: typeof TimeoutError;
   fenced: typeof FencedError;
+  key_reused: typeof KeyReusedError;
   lease_held: typeof LeaseHeldError;
   lease_lost: typeof LeaseLostError;
   rate_limited: typeof RateLimitedError;
@@ -212,7 +219,7 @@ export declare class Client {
    * Calls a tool. Two beats: the call leaving the process, and the call applied. Rejects with
    * TransientError (not applied: retry with the same key), AmbiguousError (the reply was lost:
    * it may have been applied), TimeoutError (the deadline passed: it may still be applied),
-   * FencedError.
+   * FencedError, KeyReusedError (the key was first used with other arguments).
    */
   call(call: Call): Promise<Reply>;
   /**

@@ -112,6 +112,8 @@ export const AmbiguousError = errorClass('AmbiguousError', 'ambiguous');
 export const TimeoutError = errorClass('TimeoutError', 'timeout');
 /** fenced: the tool has seen a newer fencing token. Stop: another worker has the run. */
 export const FencedError = errorClass('FencedError', 'fenced');
+/** key_reused: the call's key was first used with other arguments; nothing was applied. A bug: give a call with other arguments a key of its own. */
+export const KeyReusedError = errorClass('KeyReusedError', 'key_reused');
 /** lease_held: another worker holds the lease. Wait and try again. */
 export const LeaseHeldError = errorClass('LeaseHeldError', 'lease_held');
 /** lease_lost: the lease expired or was taken over. Stop acting for it. */
@@ -135,6 +137,7 @@ export const errorsByCode = Object.freeze({
   ambiguous: AmbiguousError,
   timeout: TimeoutError,
   fenced: FencedError,
+  key_reused: KeyReusedError,
   lease_held: LeaseHeldError,
   lease_lost: LeaseLostError,
   rate_limited: RateLimitedError,
@@ -285,6 +288,7 @@ export class Client {
    * @throws {AmbiguousError} the reply was lost: it may have been applied
    * @throws {TimeoutError} the deadline passed: it may still be applied
    * @throws {FencedError} the tool has seen a newer fencing token
+   * @throws {KeyReusedError} the key was first used with other arguments
    */
   async call({ tool, args = null, key, ref, fence, timeoutMs } = /** @type {Call} */ ({})) {
     need('call', 'tool', tool);

@@ -98,6 +98,13 @@ class Fenced(ChaoskitError):
     code = "fenced"
 
 
+class KeyReused(ChaoskitError):
+    """The call's key was first used with other arguments: nothing was applied. A bug of the
+    harness, as Stripe answers it: a call with other arguments needs a key of its own."""
+
+    code = "key_reused"
+
+
 class LeaseHeld(ChaoskitError):
     """Another worker holds the lease: wait and try again."""
 
@@ -146,7 +153,7 @@ class VersionMismatch(ChaoskitError):
     code = "version"
 
 
-_BY_CODE = {cls.code: cls for cls in (Transient, Ambiguous, Timeout, Fenced, LeaseHeld, LeaseLost,
+_BY_CODE = {cls.code: cls for cls in (Transient, Ambiguous, Timeout, Fenced, KeyReused, LeaseHeld, LeaseLost,
                                       RateLimited, ModelServer, ContextLength, Deadline,
                                       BadRequest, VersionMismatch)}
 
@@ -285,7 +292,8 @@ class Client:
         is the harness's own reference for the effect, which the tool keeps for ever (unlike a
         key it may forget), so that lookup() finds the effect by it. Raises Transient (not
         applied: retry), Ambiguous (the reply was lost: it may have been applied), Timeout (the
-        deadline passed: it may still be applied) or Fenced."""
+        deadline passed: it may still be applied), Fenced or KeyReused (the key was first used
+        with other arguments)."""
         if not 0 <= fence < 1 << 64:
             raise ValueError("chaoskit: call: fence must be a uint64, not %r" % (fence,))
         r = self._do({"op": "call", "tool": tool, "args": args, "key": key or None, "ref": ref or None,

@@ -27,8 +27,9 @@ type World struct {
 	pending []scheduled // effects and messages due later, in order of due time
 	seq     int
 	effects []oracle.Effect
-	models  []string // purposes of answered model calls, in order
-	asked   []string // the distinct purposes of answered model calls, in order of first answer
+	reuses  []oracle.KeyReuse // calls refused for a key first used with other arguments, in order
+	models  []string          // purposes of answered model calls, in order
+	asked   []string          // the distinct purposes of answered model calls, in order of first answer
 	seen    map[string]bool
 	log     []Op
 	// Counted is set for a Counted golden run, whose world keeps no log, no model calls and no
@@ -37,9 +38,13 @@ type World struct {
 	effectSum Sum
 }
 
+// keyed is what an IdempotentByKey tool remembers of the first call applied under a key.
 type keyed struct {
-	reply harness.Reply
-	at    time.Time
+	reply         harness.Reply
+	at            time.Time
+	identity      string          // the effect it applied
+	args          json.RawMessage // its arguments
+	beat, process int             // where it was made
 }
 
 // scheduled is a change due at a virtual time: a late effect or a posted message.
@@ -77,8 +82,8 @@ func (w *World) Tool(name string) harness.Tool {
 	return t
 }
 
-// Identity names the effect of c: its tool and its arguments.
-func Identity(c harness.Call) string {
+// Args returns the arguments of c encoded as JSON: what identifies its effect, with its tool.
+func Args(c harness.Call) json.RawMessage {
 	b, ok := c.Args.(json.RawMessage)
 	if !ok {
 		var err error
@@ -86,11 +91,18 @@ func Identity(c harness.Call) string {
 			panic(fmt.Sprintf("harness: the Args of a call to %q cannot be encoded as JSON: %v", c.Tool, err))
 		}
 	}
+	return b
+}
+
+// Identity names the effect of a call of tool with the arguments args (Args): the tool and its
+// arguments, long ones cut short with a digest of the whole.
+func Identity(tool string, args json.RawMessage) string {
+	b := args
 	if len(b) > 96 {
 		h := sha256.Sum256(b)
 		b = append(b[:80:80], "…#"+hex.EncodeToString(h[:6])...)
 	}
-	return c.Tool + " " + string(b)
+	return tool + " " + string(b)
 }
 
 // OpKind names a change to the world.
@@ -112,11 +124,12 @@ type Op struct {
 	Kind          OpKind
 	At            time.Time
 	Call          harness.Call
-	Identity      string // Identity(Call)
-	Beat, Process int    // where the call was made
-	DupCallback   bool   // post an asynchronous completion twice
-	Name          string // the lease, or the model call's purpose
-	Holder        string // the lease's would-be holder
+	Args          json.RawMessage // Args(Call)
+	Identity      string          // Identity(Call.Tool, Args)
+	Beat, Process int             // where the call was made
+	DupCallback   bool            // post an asynchronous completion twice
+	Name          string          // the lease, or the model call's purpose
+	Holder        string          // the lease's would-be holder
 	TTL           time.Duration
 	Token         uint64        // the lease renewed or released
 	Delay         time.Duration // Late: how long after At
@@ -171,6 +184,13 @@ func (w *World) apply(op Op) (harness.Reply, error) {
 	k := c.Tool + "\x00" + c.Key
 	if t.Contract == harness.IdempotentByKey && c.Key != "" {
 		if prev, ok := w.byKey[k]; ok && (t.KeyTTL == 0 || op.At.Sub(prev.at) <= t.KeyTTL) {
+			if prev.identity != op.Identity { // the key of another effect: refused, as Stripe does
+				if !w.Counted {
+					w.reuses = append(w.reuses, oracle.KeyReuse{Tool: c.Tool, Key: c.Key, FirstArgs: string(prev.args), NewArgs: string(op.Args),
+						FirstBeat: prev.beat, FirstProcess: prev.process, Beat: op.Beat, Process: op.Process})
+				}
+				return harness.Reply{}, &harness.KeyReusedError{Tool: c.Tool, Key: c.Key, FirstArgs: prev.args, NewArgs: op.Args}
+			}
 			prev.reply.Replayed = true
 			return prev.reply, nil
 		}
@@ -191,7 +211,7 @@ func (w *World) apply(op Op) (harness.Reply, error) {
 		}
 	}
 	if t.Contract == harness.IdempotentByKey && c.Key != "" {
-		w.byKey[k] = keyed{r, op.At}
+		w.byKey[k] = keyed{reply: r, at: op.At, identity: op.Identity, args: op.Args, beat: op.Beat, process: op.Process}
 	}
 	if c.Ref != "" {
 		if _, seen := w.byRef[c.Tool+"\x00"+c.Ref]; !seen {
@@ -334,6 +354,10 @@ func (w *World) Messages(topic string) []harness.Message {
 
 // Effects returns every application of a side effect so far, in order (none if Counted).
 func (w *World) Effects() []oracle.Effect { return w.effects }
+
+// KeyReuses returns the calls refused so far because their key had been used with other
+// arguments, in order (none if Counted).
+func (w *World) KeyReuses() []oracle.KeyReuse { return w.reuses }
 
 // Models returns the purposes of the model calls answered so far, in order (none if Counted).
 func (w *World) Models() []string { return w.models }

@@ -17,8 +17,44 @@ var tools = []harness.Tool{
 }
 
 func call(at time.Duration, tool, key string, beat int) world.Op {
-	c := harness.Call{Tool: tool, Key: key, Ref: key, Args: key}
-	return world.Op{Kind: world.Call, At: faults.Epoch.Add(at), Call: c, Identity: world.Identity(c), Beat: beat}
+	return callWith(at, tool, key, key, beat)
+}
+
+func callWith(at time.Duration, tool, key string, args any, beat int) world.Op {
+	c := harness.Call{Tool: tool, Key: key, Ref: key, Args: args}
+	a := world.Args(c)
+	return world.Op{Kind: world.Call, At: faults.Epoch.Add(at), Call: c, Args: a, Identity: world.Identity(tool, a), Beat: beat}
+}
+
+// A key used again with other arguments is refused, naming both, and applies nothing; used again
+// with the same arguments it is a replay; the refusal is recorded for the oracle.
+func TestKeyReusedWithOtherArgumentsIsRefused(t *testing.T) {
+	w := world.New(tools)
+	if _, _, err := w.Do(callWith(0, "po", "k", map[string]int{"usd": 1}, 2)); err != nil {
+		t.Fatal(err)
+	}
+	r, _, err := w.Do(callWith(time.Second, "po", "k", map[string]int{"usd": 1}, 5))
+	if err != nil || !r.Replayed {
+		t.Fatalf("the same arguments under the same key: %+v, %v; want a replay", r, err)
+	}
+	_, _, err = w.Do(callWith(2*time.Second, "po", "k", map[string]int{"usd": 2}, 9))
+	var reused *harness.KeyReusedError
+	if !errors.As(err, &reused) || !errors.Is(err, harness.ErrKeyReused) {
+		t.Fatalf("other arguments under the same key: %v, want a *harness.KeyReusedError matching ErrKeyReused", err)
+	}
+	if string(reused.FirstArgs) != `{"usd":1}` || string(reused.NewArgs) != `{"usd":2}` || reused.Key != "k" || reused.Tool != "po" {
+		t.Errorf("the error holds %+v", reused)
+	}
+	if n := len(w.Effects()); n != 1 {
+		t.Errorf("%d effects, want the first call's alone", n)
+	}
+	got := w.KeyReuses()
+	if len(got) != 1 || got[0].FirstBeat != 2 || got[0].Beat != 9 || got[0].FirstArgs != `{"usd":1}` || got[0].NewArgs != `{"usd":2}` {
+		t.Errorf("KeyReuses() = %+v, want the call at beat 9 against the first at beat 2", got)
+	}
+	if d := cmp.Diff(got, w.Replay(w.Changes()).KeyReuses()); d != "" {
+		t.Errorf("a replayed world records the reuse too (-want +got):\n%s", d)
+	}
 }
 
 // A world rebuilt from the first n changes of another's log is the world that other was in after
