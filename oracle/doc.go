@@ -19,7 +19,11 @@
 //     violation names both argument sets. A golden run that does it has the bug without any
 //     fault, and every case says so.
 //   - bounded-work-lost: each restart redid at most the work that was in flight, that is, the
-//     beats since the last progress mark before the crash (plus Options.WorkLostSlack).
+//     beats since the last progress mark before the crash (plus Options.WorkLostSlack). A
+//     corruption is judged too, as the kill it includes; only when the target stopped loudly
+//     on it (detected) is work lost not judged. What a corrupted run redid because the flipped
+//     bit destroyed a record is for a caller that can run the kill alone to excuse
+//     (Verdict.Excuse; package sim does).
 //   - ordered-effects: the effects of the tools Options.Ordered names were first applied in
 //     the golden run's order (checked only for such tools).
 //   - deterministic: two golden runs agree, beat for beat (CheckDeterministic).

@@ -258,14 +258,22 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 	w := measureWork(golden, faulty, opts.WorkLostSlack)
 	v.Metrics.WorkLostBeats, v.Metrics.ResumeBeats = w.lost, w.resume
 	switch {
-	case faulty.Unrecoverable:
-		v.skip(BoundedWorkLost, "a corruption destroyed durable progress, so redoing work is expected")
+	case v.Detected != "":
+		// A corruption that the target detected and stopped on: what it would have redone is
+		// not known. One it went on from is judged, as a kill is (see Verdict.Excuse).
+		v.skip(BoundedWorkLost, "the target stopped loudly on the damage a corruption did")
 	case !w.checked:
 		v.skip(BoundedWorkLost, "the target made no progress marks (mark each durable step: Env.Mark in Go, mark in the process clients)")
 	case len(w.over) > 0:
 		v.fail(BoundedWorkLost, strings.Join(w.over, "\n"))
 	}
 
+	v.decide()
+	return v
+}
+
+// decide sets the outcome from the violations and the reason the verdict is unknown.
+func (v *Verdict) decide() {
 	switch {
 	case len(v.Violations) > 0:
 		v.Outcome = Fail
@@ -274,7 +282,20 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 	default:
 		v.Outcome = Pass
 	}
-	return v
+}
+
+// Excuse withdraws the violations of property, saying why it is not held against the run (it
+// goes to NotChecked), and decides the outcome again: for what a check of two observations
+// alone cannot tell, such as how much of the work a corrupted run redid a kill at the same beat
+// would have redone too (package sim's runner, which can run that kill, asks).
+func (v *Verdict) Excuse(property, why string) {
+	n := len(v.Violations)
+	v.Violations = slices.DeleteFunc(v.Violations, func(x Violation) bool { return x.Property == property })
+	if len(v.Violations) == n {
+		return
+	}
+	v.skip(property, why)
+	v.decide()
 }
 
 // Summary sums the verdict up in a few words: its violated properties, or why it is unknown.

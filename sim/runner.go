@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -339,6 +340,9 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	}
 	c.Verdict = oracle.Check(gold.obs, obs, oo)
 	rn.judgeDiverged(c, r, obs, oo)
+	if obs.Unrecoverable && c.Breaks(oracle.BoundedWorkLost) {
+		rn.asKill(c, r.fired, like)
+	}
 	c.Result, c.State = obs.Result, obs.State
 	for i, b := range r.fired {
 		if b < 0 {
@@ -356,6 +360,45 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 		c.Beats, c.Notes = r.allBeats(), r.notes
 	}
 	return c
+}
+
+// asKill judges the work lost of case c, whose corrupt faults flipped a bit and which redid more
+// work than the bound allows, as a kill's: a corrupt fault is a kill and a flipped bit, and a
+// harness that notices the damage (a checksum that does not match) must redo the work whose
+// record the bit destroyed, going back to its last good record. So the case is run again with a
+// kill in place of each corrupt fault that fired (fired: where each fault of c's schedule
+// fired): if that run keeps within the bound, what c redid beyond it is the flipped bit's, and
+// c is excused; if it does not, the kill part of the fault loses the work, as a kill case at
+// that beat shows, and c fails too, saying so.
+func (rn *Runner) asKill(c *Case, fired []int, like faults.Schedule) {
+	s := slices.Clone(c.Schedule)
+	var corrupt []string
+	for i := range s {
+		if s[i].Kind == faults.Corrupt && fired[i] >= 0 {
+			corrupt = append(corrupt, s[i].String())
+			s[i].Kind = faults.Kill
+		}
+	}
+	k := rn.runCaseAs(s, like, false)
+	switch {
+	case k.interrupted:
+		c.interrupted = true
+	case k.Verdict.Outcome != oracle.Unknown && !k.Breaks(oracle.BoundedWorkLost) && !slices.ContainsFunc(k.Verdict.NotChecked, func(n string) bool {
+		return strings.HasPrefix(n, oracle.BoundedWorkLost+":")
+	}):
+		c.Verdict.Excuse(oracle.BoundedWorkLost, fmt.Sprintf("the work redone beyond the bound is what the corruption destroyed: with a kill in place of %s (%s) the run keeps within it",
+			strings.Join(corrupt, ", "), s))
+	default:
+		why := fmt.Sprintf("not the flipped bit's doing: with a kill in place of %s (%s) the run loses that work too", strings.Join(corrupt, ", "), s)
+		if k.Verdict.Outcome == oracle.Unknown || !k.Breaks(oracle.BoundedWorkLost) {
+			why = fmt.Sprintf("held as a kill's: with a kill in place of %s (%s) bounded-work-lost could not be decided (%s)", strings.Join(corrupt, ", "), s, k.Verdict.Summary())
+		}
+		for i := range c.Verdict.Violations {
+			if v := &c.Verdict.Violations[i]; v.Property == oracle.BoundedWorkLost {
+				v.Detail += "\n" + why
+			}
+		}
+	}
 }
 
 // RunBare runs the target once, uninterrupted, outside any campaign: its processes use fsys
