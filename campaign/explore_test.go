@@ -185,7 +185,7 @@ func ExampleExplore() {
 	}
 	fmt.Printf("%d of %d power losses break a property\n", failed, len(cases))
 	// Output:
-	// 251 of 300 power losses break a property
+	// 253 of 302 power losses break a property
 }
 
 // A campaign over several targets writes a report; its JSON is the same for the same targets,

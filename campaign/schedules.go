@@ -18,7 +18,9 @@ import (
 // kill, power and corrupt at every beat, and power:subset too where some operation not yet
 // fsynced is there to keep (where it can differ from a plain power loss); torn at every beat
 // where a power loss would find an un-fsynced write to tear, once per mode that tears it
-// differently from a plain power loss; diskfull at every write, with room for half of it, for
+// differently from a plain power loss; power, and each mode of power and torn where it would
+// differ so, after the run's end too (power@end: once the last process has exited, what it
+// wrote without an fsync is lost; faults.KindInfo.AtEnd); diskfull at every write, with room for half of it, for
 // Options.DiskFullFor; fsyncfail at every fsync; lease once per pause of Options.LeasePauses.
 // In Random mode it is Options.Cases distinct schedules drawn from
 // the seed by Draw, or fewer when a short golden run has fewer to draw (after 1,000 draws in a
@@ -171,6 +173,19 @@ func exhaustiveKind(g *sim.Golden, kind faults.Kind, o Options, yield func(fault
 		}
 		if !yield(faults.Schedule{f}) {
 			return false
+		}
+	}
+	if info.AtEnd { // and after the run's end, once the last process has exited
+		for i, mode := range info.Modes {
+			if info.Listed == faults.PlainAndWhereModesDiffer && i == 0 || g.Tearable(faults.End, mode) {
+				f := faults.Fault{Kind: kind, Beat: faults.End, Mode: mode}
+				if i == 0 {
+					f.Mode = ""
+				}
+				if !yield(faults.Schedule{f}) {
+					return false
+				}
+			}
 		}
 	}
 	return true

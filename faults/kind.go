@@ -181,6 +181,13 @@ type KindInfo struct {
 	// Holds is how long the fault stays in force after it fired beyond its own duration (the
 	// +DUR of Lasts, or a DurationArg's): a rate limit's retry-after. See End.
 	Holds time.Duration
+	// AtEnd says that the kind may be scheduled after the run's end (Beat End, power@end): the
+	// machine loses power once the last process has exited, before what it wrote without an
+	// fsync reached the disk (ext4's delayed allocation leaves such a file's data unwritten for
+	// up to 30 seconds after the program that wrote it exited 0, and nothing restarts a job that
+	// exited 0). No process is left to restart: the state read back is what survived. An
+	// exhaustive campaign lists the kind there too.
+	AtEnd bool
 }
 
 // Crash reports whether a fault of the kind ends a process (see Ends).
@@ -204,6 +211,7 @@ func (k KindInfo) NeedsPending(f Fault) bool {
 
 // Form shows how a fault of the kind is written in a schedule, with its optional parts in
 // brackets: "kill@N", "diskfull@N:BYTES[+DURATION]", "torn@N[:garbage]", "lease@N+DURATION".
+// (N may be end for the kinds that may be scheduled there: AtEnd.)
 func (k KindInfo) Form() string {
 	form := string(k.Kind) + "@N"
 	switch k.Arg {
@@ -234,12 +242,12 @@ const RateLimitRetryAfter = 20 * time.Second
 var kindTable = []KindInfo{
 	{Kind: Kill, Family: StorageFamily, On: AnyBeat, Ends: ProcessScope, Disk: true,
 		Summary: "process killed (SIGKILL, OOM): everything written survives, synced or not"},
-	{Kind: Power, Family: StorageFamily, On: AnyBeat, Ends: MachineScope, Disk: true,
+	{Kind: Power, Family: StorageFamily, On: AnyBeat, Ends: MachineScope, Disk: true, AtEnd: true,
 		Arg: ModeArg, Modes: []string{"fsynced", "subset"}, Pending: []string{"subset"}, Listed: PlainAndWhereModesDiffer,
-		Summary: "power lost: un-fsynced writes and un-fsynced directory entries are lost (or, :subset, a seeded subset of them is kept: a later write may land without an earlier one)"},
-	{Kind: Torn, Family: StorageFamily, On: AnyBeat, Ends: MachineScope, Disk: true,
+		Summary: "power lost: un-fsynced writes and un-fsynced directory entries are lost (or, :subset, a seeded subset of them is kept: a later write may land without an earlier one); power@end cuts it after the last process exited"},
+	{Kind: Torn, Family: StorageFamily, On: AnyBeat, Ends: MachineScope, Disk: true, AtEnd: true,
 		Arg: ModeArg, Modes: []string{"prefix", "garbage"}, Listed: WhereModesDiffer,
-		Summary: "power lost mid-write: the last un-fsynced write lands as a sector-aligned prefix (or, :garbage, with a garbage tail)"},
+		Summary: "power lost mid-write: the last un-fsynced write lands as a sector-aligned prefix (or, :garbage, with a garbage tail); torn@end after the last process exited"},
 	{Kind: DiskFull, Family: StorageFamily, On: WriteBeat, Arg: BytesArg, Lasts: true, Listed: HalfTheWrite,
 		Summary: "disk full: writes that need more blocks than the budget leaves fail with ENOSPC, the first one landing up to a block boundary; it stays full for every process, restarts included, until +DUR has passed"},
 	{Kind: FsyncFail, Family: StorageFamily, On: SyncBeat,
@@ -354,6 +362,17 @@ func ParseKinds(list string) ([]Kind, error) {
 		}
 	}
 	return out, nil
+}
+
+// atEndKinds lists how the kinds that may be scheduled @end are written there.
+func atEndKinds() string {
+	var forms []string
+	for _, k := range kindTable {
+		if k.AtEnd {
+			forms = append(forms, string(k.Kind)+"@end")
+		}
+	}
+	return strings.Join(forms, ", ")
 }
 
 func knownKinds() string {

@@ -13,6 +13,8 @@ import (
 // A fault fires once, at the first beat numbered Beat or later at which its kind applies (an
 // fsyncfail waits for an fsync, a diskfull for a write). Beats are numbered from 0 across the
 // whole run, restarts included, so a later fault can land in the recovery of an earlier one.
+// A power cut may also be scheduled after the run's end (Beat End, written @end): once the
+// last process has exited, before what it wrote without an fsync reached the disk.
 type Fault struct {
 	Kind  Kind
 	Beat  int
@@ -34,7 +36,11 @@ func (f Fault) String() string {
 func (f Fault) appendTo(b *strings.Builder) {
 	b.WriteString(string(f.Kind))
 	b.WriteByte('@')
-	b.WriteString(strconv.Itoa(f.Beat))
+	if f.Beat == End {
+		b.WriteString(endWord)
+	} else {
+		b.WriteString(strconv.Itoa(f.Beat))
+	}
 	info, _ := f.Kind.Info()
 	switch info.Arg {
 	case BytesArg:
@@ -175,11 +181,29 @@ func (e *SyntaxError) Caret() string {
 // maxBeat bounds beat numbers so that arithmetic on them cannot overflow.
 const maxBeat = 1 << 30
 
+// End is the beat of a fault scheduled after the run's end, written @end ("power@end"): it
+// fires once the last process has exited, if the run ended that way. Only the kinds whose
+// KindInfo.AtEnd says so may be scheduled there. It is greater than every beat a schedule can
+// name, so a fault at End comes last, and a run never makes a beat numbered End.
+const End = maxBeat + 1
+
+// endWord is how a schedule writes End.
+const endWord = "end"
+
+// beatText writes a beat as a schedule does: its number, or "end".
+func beatText(beat int) string {
+	if beat == End {
+		return "@" + endWord
+	}
+	return "beat " + strconv.Itoa(beat)
+}
+
 // maxDur bounds durations (a year of virtual time), for the same reason.
 const maxDur = 365 * 24 * time.Hour
 
 // ParseSchedule parses the text form of a schedule: faults separated by commas, each written
-// kind@beat with an optional ":arg" (torn@3:garbage, power@5:subset), the argument a kind
+// kind@beat, or kind@end after the run's end (power@end, torn@end:garbage: KindInfo.AtEnd),
+// with an optional ":arg" (torn@3:garbage, power@5:subset), the argument a kind
 // cannot do without (diskfull@12:4096, the bytes that still fit: diskfull@12:0 for none;
 // KindInfo.Form), a duration for the kinds that take one (lease@20+45s) or may
 // (diskfull@12:4096+1m). Spaces around faults are allowed. The empty string is the empty schedule. Errors are *SyntaxError
@@ -197,8 +221,11 @@ func ParseSchedule(text string) (Schedule, error) {
 			return nil, err
 		}
 		if n := len(s); n > 0 && f.Beat <= s[n-1].Beat {
-			return nil, &SyntaxError{text, pos + lead + strings.IndexByte(part[lead:], '@') + 1,
-				fmt.Sprintf("beat %d is not after beat %d: faults must be listed in increasing beat order", f.Beat, s[n-1].Beat)}
+			msg := fmt.Sprintf("%s is not after %s: faults must be listed in increasing beat order", beatText(f.Beat), beatText(s[n-1].Beat))
+			if s[n-1].Beat == End {
+				msg = fmt.Sprintf("%s comes after a fault @end: a fault @end is the schedule's last", beatText(f.Beat))
+			}
+			return nil, &SyntaxError{text, pos + lead + strings.IndexByte(part[lead:], '@') + 1, msg}
 		}
 		s = append(s, f)
 		pos += len(part) + 1
@@ -227,15 +254,25 @@ func parseFault(text string, at int, part string) (Fault, error) {
 	rest := part[atSign+1:]
 	off := atSign + 1
 	digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
-	if digits == 0 {
-		return fail(off, "want a beat number after @")
-	}
-	beat, err := strconv.Atoi(rest[:digits])
-	if err != nil || beat > maxBeat {
-		return fail(off, "beat %q is too large (at most %d)", rest[:digits], maxBeat)
+	var beat int
+	switch {
+	case digits == 0 && strings.HasPrefix(rest, endWord):
+		if !info.AtEnd {
+			return fail(off, "%s cannot be scheduled @end: after the run's end only a power cut means something (%s)", kind, atEndKinds())
+		}
+		beat, digits = End, len(endWord)
+	case digits == 0:
+		return fail(off, "want a beat number after @, or end")
+	default:
+		var err error
+		beat, err = strconv.Atoi(rest[:digits])
+		if err != nil || beat > maxBeat {
+			return fail(off, "beat %q is too large (at most %d)", rest[:digits], maxBeat)
+		}
 	}
 	f := Fault{Kind: kind, Beat: beat}
 	rest, off = rest[digits:], off+digits
+	// AtEnd kinds take neither: the beat is a number here.
 	if rest == "" && info.Arg == DurationArg {
 		return fail(off, "%s wants +DURATION after the beat number, like %s@%d+45s", kind, kind, beat)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
+	"pgregory.net/rapid"
 )
 
 func TestParseSchedule(t *testing.T) {
@@ -32,6 +33,9 @@ func TestParseSchedule(t *testing.T) {
 		{"lease@3+90s", "lease@3+1m30s", faults.Schedule{{Kind: faults.Lease, Beat: 3, Dur: 90 * time.Second}}},
 		{"switch@4,switch@6:1", "switch@4,switch@6:1", faults.Schedule{{Kind: faults.Switch, Beat: 4}, {Kind: faults.Switch, Beat: 6, Worker: 2}}},
 		{"tool-ambiguous@7,model-hang@8", "tool-ambiguous@7,model-hang@8", faults.Schedule{{Kind: faults.ToolAmbiguous, Beat: 7}, {Kind: faults.ModelHang, Beat: 8}}},
+		{"power@end", "power@end", faults.Schedule{{Kind: faults.Power, Beat: faults.End}}},
+		{"kill@3, torn@end:garbage", "kill@3,torn@end:garbage", faults.Schedule{{Kind: faults.Kill, Beat: 3}, {Kind: faults.Torn, Beat: faults.End, Mode: "garbage"}}},
+		{"power@end:subset", "power@end:subset", faults.Schedule{{Kind: faults.Power, Beat: faults.End, Mode: "subset"}}},
 	} {
 		got, err := faults.ParseSchedule(tc.in)
 		if err != nil {
@@ -87,6 +91,12 @@ func TestParseScheduleErrorsPointAtTheProblem(t *testing.T) {
 		{"diskfull@3:10+1m+1m", 15, "diskfull wants a positive duration"},
 		{"power@3:most", 9, `power mode "most" is not one of fsynced, subset`},
 		{"power@3+1m", 8, `unexpected "+"`},
+		{"kill@end", 6, "kill cannot be scheduled @end: after the run's end only a power cut means something (power@end, torn@end)"},
+		{"diskfull@end:10", 10, "diskfull cannot be scheduled @end"},
+		{"power@end,kill@5", 16, "beat 5 comes after a fault @end: a fault @end is the schedule's last"},
+		{"power@end,torn@end", 16, "@end comes after a fault @end"},
+		{"power@ending", 10, `unexpected "i"`},
+		{"power@", 7, "want a beat number after @, or end"},
 	} {
 		_, err := faults.ParseSchedule(tc.in)
 		var se *faults.SyntaxError
@@ -106,7 +116,7 @@ func TestParseScheduleErrorsPointAtTheProblem(t *testing.T) {
 // FuzzParseSchedule checks that the parser never panics and that whatever it accepts
 // round-trips through its canonical text.
 func FuzzParseSchedule(f *testing.F) {
-	for _, s := range []string{"power@17", "kill@4,kill@9", "diskfull@12:4096", "torn@3:garbage", " kill@1 , power@2", "corrupt@0", "x@", "@@", "kill@4,,", "diskfull@1:", "lease@2+45s", "lease@2+1h30m", "switch@3:1", "model-hang@4", "diskfull@3:7+1m", "diskfull@3+2h", "power@4:subset"} {
+	for _, s := range []string{"power@17", "kill@4,kill@9", "diskfull@12:4096", "torn@3:garbage", " kill@1 , power@2", "corrupt@0", "x@", "@@", "kill@4,,", "diskfull@1:", "lease@2+45s", "lease@2+1h30m", "switch@3:1", "model-hang@4", "diskfull@3:7+1m", "diskfull@3+2h", "power@4:subset", "power@end", "kill@2,torn@end:garbage", "kill@end"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -239,4 +249,49 @@ func TestDecided(t *testing.T) {
 			t.Errorf("Decided(%s) with cases of %v, whole %v = %v, want %v", tc.kind, tc.has, tc.whole, got, tc.want)
 		}
 	}
+}
+
+// Every schedule, @end included, is written in a text form that parses back to it: a rapid
+// property over schedules of every kind with the arguments each takes.
+func TestScheduleTextRoundTrips(t *testing.T) {
+	kinds := faults.Kinds()
+	rapid.Check(t, func(t *rapid.T) {
+		var s faults.Schedule
+		beat := 0
+		for i, n := 0, rapid.IntRange(0, 5).Draw(t, "faults"); i < n; i++ {
+			info := kinds[rapid.IntRange(0, len(kinds)-1).Draw(t, "kind")]
+			beat += rapid.IntRange(0, 1000).Draw(t, "gap")
+			f := faults.Fault{Kind: info.Kind, Beat: beat}
+			if info.AtEnd && rapid.Bool().Draw(t, "at end") {
+				f.Beat, i = faults.End, n // the last
+			}
+			beat++
+			switch info.Arg {
+			case faults.BytesArg:
+				f.Bytes = rapid.Int64Range(0, 1<<40).Draw(t, "bytes")
+				if rapid.Bool().Draw(t, "lasts") {
+					f.Dur = time.Duration(rapid.IntRange(1, 3600).Draw(t, "seconds")) * time.Second
+				}
+			case faults.ModeArg:
+				if m := rapid.IntRange(0, len(info.Modes)-1).Draw(t, "mode"); m > 0 {
+					f.Mode = info.Modes[m]
+				}
+			case faults.DurationArg:
+				f.Dur = time.Duration(rapid.IntRange(1, 3600).Draw(t, "seconds")) * time.Second
+			case faults.WorkerArg:
+				f.Worker = rapid.IntRange(0, 9).Draw(t, "worker")
+			}
+			s = append(s, f)
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("%v: %v", s, err)
+		}
+		back, err := faults.ParseSchedule(s.String())
+		if err != nil {
+			t.Fatalf("%q: %v", s, err)
+		}
+		if !reflect.DeepEqual(back, s) && (len(back) != 0 || len(s) != 0) {
+			t.Fatalf("%q parsed back as %#v, want %#v", s, back, s)
+		}
+	})
 }

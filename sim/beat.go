@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -207,6 +208,28 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 		}
 	}
 	return idx, due
+}
+
+// atEnd fires the faults scheduled after the run's end (faults.End: power@end), once the run
+// has ended with its last process exiting on its own (x, how it ended, completed): the power is
+// cut with no process left to restart, and the state read back is what survived. They are
+// recorded as fired at the beat after the last (Case.Trace shows them there); in a run that
+// ended otherwise they do not fire.
+func (r *run) atEnd(x ending) {
+	if x.String() != "completed" {
+		return
+	}
+	at := r.nbeats()
+	for i := range r.sched {
+		f := r.sched[i]
+		if f.Beat != faults.End || r.fired[i] >= 0 {
+			continue
+		}
+		r.fired[i] = at
+		if info, _ := f.Kind.Info(); info.Disk {
+			r.note(at, fmt.Sprintf("%s after the last process exited: %s", f, r.disk.Crash(f, r.crashRand(at))))
+		}
+	}
 }
 
 // spinning reports whether the run has spun past its limit (see run.spin).

@@ -85,11 +85,21 @@ type TraceBeat struct {
 // duplicated or phantom effect (oracle.Verdict.Excess: each call's sent and applied beats); the
 // calls refused for a key used with other arguments, and the first call under that key;
 // and, for bounded-work-lost, the marks a process made again, the first and the last of each
-// process. Each kind of explanation keeps a few beats at most, so a trace stays short however
+// process; and a fault fired after the run's end (power@end) as one beat more, after the last
+// beats. Each kind of explanation keeps a few beats at most, so a trace stays short however
 // long the run: about 9 beats per fault and per process, and a few dozen more.
 func (c *Case) Trace() []TraceBeat {
 	keep := map[int]bool{}
 	notes := map[int]string{}
+	var atEnd []faults.Fault
+	if len(c.Beats) > 0 { // a case that kept its beats
+		atEnd = c.firedAtEnd()
+	}
+	if len(atEnd) > 0 { // the last beats, before the power was cut after them
+		for j := max(0, len(c.Beats)-traceContext); j < len(c.Beats); j++ {
+			keep[j] = true
+		}
+	}
 	for i := range c.Beats {
 		if c.Beats[i].Fault > 0 || c.Notes[i] != "" {
 			for j := max(0, i-traceContext); j <= min(len(c.Beats)-1, i+traceContext); j++ {
@@ -139,6 +149,21 @@ func (c *Case) Trace() []TraceBeat {
 			tb.Fault = c.Schedule[b.Fault-1].String()
 		}
 		out = append(out, tb)
+	}
+	for _, f := range atEnd {
+		n := len(c.Beats)
+		out = append(out, TraceBeat{Beat: n, Process: c.Beats[n-1].Process, Label: "the end: every process has exited", Fault: f.String(), Note: c.Notes[n]})
+	}
+	return out
+}
+
+// firedAtEnd returns the faults of the schedule that fired after the run's end (faults.End).
+func (c *Case) firedAtEnd() []faults.Fault {
+	var out []faults.Fault
+	for _, f := range c.Schedule {
+		if f.Beat == faults.End && !slices.Contains(c.Unfired, f) {
+			out = append(out, f)
+		}
 	}
 	return out
 }
@@ -344,14 +369,27 @@ func indent(s, prefix string) string {
 }
 
 // unfiredWhy says why the faults fs did not fire in a run of beats beats, whose golden run has
-// golden beats; label, if not nil, returns the label of a beat of the run.
-func unfiredWhy(fs []faults.Fault, beats, golden int, label func(int) string) string {
+// golden beats; label, if not nil, returns the label of a beat of the run, and ended, if not
+// empty, says how the run ended.
+func unfiredWhy(fs []faults.Fault, beats, golden int, label func(int) string, ended string) string {
 	var parts []string
 	for _, f := range fs {
 		info, _ := f.Kind.Info()
 		switch {
+		case f.Beat == faults.End:
+			why := fmt.Sprintf("%s did not fire: the run did not end with its last process exiting on its own", f)
+			if ended != "" {
+				why += " (it " + ended + ")"
+			}
+			parts = append(parts, why)
 		case f.Beat >= beats:
-			parts = append(parts, fmt.Sprintf("%s is past the run's end (it made %d beats; the golden run makes %d)", f, beats, golden))
+			why := fmt.Sprintf("%s is past the run's end (it made %d beats; the golden run makes %d)", f, beats, golden)
+			if info.AtEnd {
+				at := f
+				at.Beat = faults.End
+				why += fmt.Sprintf("; to cut the power after the run's end, once its last process has exited, write %s", at)
+			}
+			parts = append(parts, why)
 		case info.Family == faults.FleetFamily && f.Worker > 0:
 			parts = append(parts, fmt.Sprintf("%s names a worker the run does not have", f))
 		case label != nil:
@@ -381,7 +419,7 @@ func (c *Case) RequireAll(goldenBeats int) {
 	}
 	why := c.unfiredWhy
 	if why == "" {
-		why = unfiredWhy(c.Unfired, c.Verdict.Metrics.Beats, goldenBeats, nil)
+		why = unfiredWhy(c.Unfired, c.Verdict.Metrics.Beats, goldenBeats, nil, "")
 	}
 	c.Verdict.Outcome = oracle.Unknown
 	c.Verdict.Reason = "not every fault fired: " + why

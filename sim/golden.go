@@ -232,7 +232,7 @@ func (g *Golden) Trace() []string {
 
 // Tearable reports whether a crash of the given mode at beat k (torn's prefix or garbage,
 // power's subset) would leave the disk otherwise than a plain power loss there: whether such a
-// case tests anything.
+// case tests anything. k may be faults.End: after the run's end, its last process exited.
 // It panics on a mode that neither torn nor power has. The answers for every beat and mode
 // come from one replay of the golden disk's log, the first time one is asked for.
 func (g *Golden) Tearable(k int, mode string) bool {
@@ -241,12 +241,15 @@ func (g *Golden) Tearable(k int, mode string) bool {
 		panic(fmt.Sprintf("sim: Golden.Tearable: %q is not a mode of torn or power", mode))
 	}
 	g.tearOnce.Do(func() {
-		at := make([]int, len(g.r.rec.cursors))
+		at := make([]int, len(g.r.rec.cursors), len(g.r.rec.cursors)+1)
 		for i, c := range g.r.rec.cursors {
 			at[i] = c.disk
 		}
-		g.tearable = g.r.disk.TearableAt(at, tearModes)
+		g.tearable = g.r.disk.TearableAt(append(at, g.r.disk.LogLen()), tearModes) // the last: the end
 	})
+	if k == faults.End {
+		k = len(g.tearable) - 1
+	}
 	return g.tearable[k][j]
 }
 

@@ -333,6 +333,7 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 		c.interrupted = true
 		return c
 	}
+	r.atEnd(x)
 	obs := r.observe(x, rn.state(), false)
 	oo := oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: rn.ordered}
 	if o.Workers > rn.o.Workers {
@@ -350,7 +351,7 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 		}
 	}
 	if len(c.Unfired) > 0 {
-		c.unfiredWhy = unfiredWhy(c.Unfired, r.nbeats(), g, r.label)
+		c.unfiredWhy = unfiredWhy(c.Unfired, r.nbeats(), g, r.label, x.String())
 	}
 	if len(s) > 0 && len(c.Unfired) == len(s) {
 		c.Verdict.Outcome = oracle.Unknown
