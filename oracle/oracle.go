@@ -263,6 +263,7 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 		// not known. One it went on from is judged, as a kill is (see Verdict.Excuse).
 		v.skip(BoundedWorkLost, "the target stopped loudly on the damage a corruption did")
 	case !w.checked:
+		v.Metrics.WorkLostUnmeasured = true
 		v.skip(BoundedWorkLost, "the target made no progress marks (mark each durable step: Env.Mark in Go, mark in the process clients)")
 	case len(w.over) > 0:
 		v.fail(BoundedWorkLost, strings.Join(w.over, "\n"))

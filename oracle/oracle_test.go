@@ -370,3 +370,18 @@ func TestDiffIsTheSameInEveryProcess(t *testing.T) {
 		t.Fatalf("diff:\n%s", first)
 	}
 }
+
+// Without progress marks in the golden run, work lost is not measured, and the metrics say so
+// rather than report 0 beats; with them it is measured, even at 0.
+func TestWorkLostUnmeasuredWithoutMarks(t *testing.T) {
+	if v := oracle.Check(done(nil), done(nil), oracle.Options{}); !v.Metrics.WorkLostUnmeasured {
+		t.Errorf("no marks: %+v, want work lost not measured", v.Metrics)
+	}
+	golden := done(nil)
+	golden.Marks = []oracle.Mark{{Beat: 2, Label: "m0"}}
+	faulty := done(nil)
+	faulty.Marks = golden.Marks
+	if v := oracle.Check(golden, faulty, oracle.Options{}); v.Metrics.WorkLostUnmeasured {
+		t.Errorf("marks: %+v, want work lost measured", v.Metrics)
+	}
+}

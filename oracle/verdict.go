@@ -53,4 +53,8 @@ type Metrics struct {
 	// ModelCallsRemade counts model calls made again after restarts, beyond the golden run's:
 	// work lost in what costs tokens.
 	ModelCallsRemade int `json:"model_calls_remade"`
+	// WorkLostUnmeasured says that work lost could not be measured, for the target made no
+	// progress marks: WorkLostBeats and ResumeBeats are then 0 for want of a measure, not 0
+	// beats.
+	WorkLostUnmeasured bool `json:"work_lost_unmeasured,omitempty"`
 }

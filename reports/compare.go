@@ -57,6 +57,9 @@ type Regression struct {
 	Baseline float64
 	Current  float64
 	Allowed  float64 // the most Current could have been, under the tolerance
+	// NotMeasured says the baseline measured Metric (work lost) and the report does not (its
+	// cases made no progress marks); Current and Allowed are then unset.
+	NotMeasured bool
 }
 
 // String describes the regression on one line, e.g.
@@ -68,6 +71,9 @@ func (g Regression) String() string {
 	}
 	if g.Missing {
 		return where + ": in the baseline, missing from the report"
+	}
+	if g.NotMeasured {
+		return fmt.Sprintf("%s: %s %s → not measured (no progress marks)", where, g.Metric, num3(g.Baseline))
 	}
 	return fmt.Sprintf("%s: %s %s → %s (allowed %s)", where, g.Metric, num3(g.Baseline), num3(g.Current), num3(g.Allowed))
 }
@@ -123,7 +129,13 @@ func compareStats(target, fault string, old, cur *Stats, opts CompareOptions) []
 	for _, m := range regressionMetrics {
 		o, _ := old.Value(m)
 		c, _ := cur.Value(m)
-		check(m, o, c)
+		switch {
+		case !old.Measured(m): // nothing to be worse than
+		case !cur.Measured(m): // measured before, not now: no longer known to be no worse
+			out = append(out, Regression{Target: target, Fault: fault, Metric: m, Baseline: o, NotMeasured: true})
+		default:
+			check(m, o, c)
+		}
 	}
 	props := maps.Clone(old.Violations)
 	if props == nil {

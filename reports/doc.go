@@ -29,9 +29,13 @@
 // unrecoverable fault), unfired (cases with a fault that never fired, past the run's end or at a
 // beat that does not admit its kind: they are judged on the faults that fired), duplicates, lost_effects, phantom_effects,
 // state_mismatches (cases whose final durable state differs from the golden run's),
-// work_lost_beats_mean and _max, resume_beats_mean, restarts, failed_processes (processes that
+// work_lost_beats_mean and _max, resume_beats_mean (over the cases whose work lost was
+// measured), restarts, failed_processes (processes that
 // ended on their own with an error or a panic), model_calls_remade, violations (failed cases per
-// property) and not_checked (cases per property that could not be checked there).
+// property), not_checked (cases per property that could not be checked there) and
+// work_lost_unmeasured (cases whose work lost was not measured, the target making no progress
+// marks; absent when 0: when it is every case, work lost is not measured, Stats.WorkLostMeasured,
+// and a gate on it fails saying so).
 //
 // cases holds one entry per case, by target and then index: target; id (target:schedule, unique
 // in a report); index (the case's place among its target's schedules, from 0); schedule;
@@ -43,7 +47,7 @@
 // replay); shrunk_repro (the command that replays it, when it is not the schedule itself); the
 // metrics restarts, failed_processes, beats, golden_beats, work_lost_beats,
 // resume_beats, duplicates, lost_effects, phantom_effects, state_mismatch and
-// model_calls_remade; duplicates_by_tool; trace (the beats around each fault, for cases that did
+// model_calls_remade, and work_lost_unmeasured (true when work lost could not be measured); duplicates_by_tool; trace (the beats around each fault, for cases that did
 // not pass, each with beat, process, label, fault and note; reports written before the process
 // was named so call it attempt, which is read as process); diff (the state or result difference, -golden +faulty); repro (the command that
 // replays the case); duration_ms.

@@ -311,8 +311,14 @@ func (g Gate) Check(rep *Report) (checked int, failures []string) {
 	return checked, failures
 }
 
-// failure returns a line saying how s fails c, or nothing if it does not.
+// failure returns a line saying how s fails c, or nothing if it does not. A comparison of a
+// metric that s does not measure (work lost, of a target that makes no progress marks) fails,
+// saying so: a gate on work lost must not hold for want of a measure.
 func (c comparison) failure(where string, s *Stats) []string {
+	if !s.Measured(c.metric) {
+		return []string{fmt.Sprintf("%s: %s was not measured: its cases made no progress marks (mark each durable step), so %s %s cannot be checked",
+			where, c.metric, c.op, strconv.FormatFloat(c.value, 'f', -1, 64))}
+	}
 	x, ok := s.Value(c.metric)
 	if !ok {
 		x = float64(s.Violations[c.metric])

@@ -152,8 +152,12 @@ func metricsLine(m *oracle.Metrics) string {
 	if m.StateMismatch {
 		mismatch = "yes"
 	}
-	return fmt.Sprintf("restarts %d · beats %d (golden %d) · work lost %d · resume %d · duplicates %d · lost effects %d · phantom effects %d · state mismatch %s",
-		m.Restarts, m.Beats, m.GoldenBeats, m.WorkLostBeats, m.ResumeBeats, m.Duplicates, m.LostEffects, m.PhantomEffects, mismatch)
+	work := fmt.Sprintf("work lost %d · resume %d", m.WorkLostBeats, m.ResumeBeats)
+	if m.WorkLostUnmeasured {
+		work = "work lost " + notMeasured
+	}
+	return fmt.Sprintf("restarts %d · beats %d (golden %d) · %s · duplicates %d · lost effects %d · phantom effects %d · state mismatch %s",
+		m.Restarts, m.Beats, m.GoldenBeats, work, m.Duplicates, m.LostEffects, m.PhantomEffects, mismatch)
 }
 
 // processColours is how many colours the timeline cycles through for successive processes.

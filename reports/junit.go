@@ -39,7 +39,7 @@ func (r *Report) junit(v *view, w io.Writer) error {
 	suites := make([]junitSuite, len(v.targets))
 	at := map[string]int{}
 	for i, t := range v.targets {
-		suites[i] = junitSuite{Name: t.Target, Tests: t.tests, Failures: t.failures, Errors: t.errors, ms: t.ms}
+		suites[i] = junitSuite{Name: t.Target, Tests: t.tests, Failures: t.failures, Errors: t.errors, ms: t.ms, unmeasured: !t.WorkLostMeasured()}
 		at[t.Target] = i
 	}
 	grouped := v.grouped
@@ -83,6 +83,12 @@ func (r *Report) junit(v *view, w io.Writer) error {
 				"failures", s.Failures, "errors", s.Errors, "skipped", s.Skipped, "time", seconds(s.ms))}
 			if err := enc.EncodeToken(start); err != nil {
 				return err
+			}
+			if s.unmeasured {
+				if err := enc.EncodeElement(junitProperties{[]junitProperty{{"work_lost_beats_mean", notMeasured + ": its cases made no progress marks"}}},
+					xml.StartElement{Name: xml.Name{Local: "properties"}}); err != nil {
+					return err
+				}
 			}
 			if open < i {
 				if err := enc.EncodeToken(start.End()); err != nil {
@@ -159,6 +165,17 @@ type junitSuite struct {
 	Name                             string
 	Tests, Failures, Errors, Skipped int
 	ms                               float64
+	unmeasured                       bool // its work lost was not measured: said in a property
+}
+
+// junitProperties is a suite's <properties>: what it says of the suite beyond its cases.
+type junitProperties struct {
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {

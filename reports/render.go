@@ -112,7 +112,9 @@ func (r *Report) view(shown int) (*view, error) {
 			s.Add(c)
 		}
 		v.totals.Add(c)
-		v.workLost[c.WorkLostBeats]++
+		if !c.WorkLostUnmeasured {
+			v.workLost[c.WorkLostBeats]++
+		}
 		for tool, n := range c.DuplicatesByTool {
 			v.dupByTool[tool] += n
 		}
@@ -341,12 +343,18 @@ var (
 	colPhantom    = countColumn("phantom effects", func(s *Stats) int { return s.PhantomEffects })
 	colMismatches = countColumn("state mismatches", func(s *Stats) int { return s.StateMismatches })
 	colWorkLost   = column{Head: "mean work lost (beats)", Numeric: true, cell: func(_ string, s *Stats) string {
+		if !s.WorkLostMeasured() {
+			return notMeasured
+		}
 		return strconv.FormatFloat(s.WorkLostBeatsMean, 'f', 2, 64)
 	}}
 	colProperties = column{Head: "properties violated", cell: func(_ string, s *Stats) string {
 		return cmp.Or(countsByName(s.Violations), "—")
 	}}
 )
+
+// notMeasured is what a rendering shows for work lost that was not measured.
+const notMeasured = "not measured"
 
 func nameColumn(head string) column {
 	return column{Head: head, cell: func(name string, _ *Stats) string { return name }}

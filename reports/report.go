@@ -137,6 +137,11 @@ type Stats struct {
 	Restarts          int     `json:"restarts"`
 	FailedProcesses   int     `json:"failed_processes"`
 	ModelCallsRemade  int     `json:"model_calls_remade"`
+	// WorkLostUnmeasured counts the cases whose work lost was not measured, their target making
+	// no progress marks (oracle.Metrics.WorkLostUnmeasured). The means and the maximum of work
+	// lost and resume beats are over the other cases; when there are none, they are 0 for want
+	// of a measure, and renderings and gates say "not measured" (WorkLostMeasured).
+	WorkLostUnmeasured int `json:"work_lost_unmeasured,omitempty"`
 	// Violations counts failed cases by the property they broke.
 	Violations map[string]int `json:"violations,omitempty"`
 	// NotChecked counts the cases in which a property could not be checked, by property (see
@@ -255,10 +260,15 @@ func (s *Stats) Add(c *Case) {
 	if c.StateMismatch {
 		s.StateMismatches++
 	}
+	if c.WorkLostUnmeasured {
+		s.WorkLostUnmeasured++
+	}
 	s.workLost += c.WorkLostBeats
 	s.resume += c.ResumeBeats
-	s.WorkLostBeatsMean = round3(float64(s.workLost) / float64(s.Cases))
-	s.ResumeBeatsMean = round3(float64(s.resume) / float64(s.Cases))
+	if measured := s.Cases - s.WorkLostUnmeasured; measured > 0 {
+		s.WorkLostBeatsMean = round3(float64(s.workLost) / float64(measured))
+		s.ResumeBeatsMean = round3(float64(s.resume) / float64(measured))
+	}
 	s.WorkLostBeatsMax = max(s.WorkLostBeatsMax, c.WorkLostBeats)
 	s.Restarts += c.Restarts
 	s.FailedProcesses += c.FailedProcesses
@@ -277,6 +287,11 @@ func (s *Stats) Add(c *Case) {
 		s.NotChecked[p]++
 	}
 }
+
+// WorkLostMeasured reports whether s measures work lost: it has a case whose work lost was
+// measured, or no case at all. Without one, work_lost_beats_mean, work_lost_beats_max and
+// resume_beats_mean are 0 for want of a measure (the target makes no progress marks).
+func (s *Stats) WorkLostMeasured() bool { return s.Cases == 0 || s.WorkLostUnmeasured < s.Cases }
 
 // Each calls fn with every case of r in order, from r.Source if it is set, else from r.Cases.
 // It stops at the first error, of fn or of reading a case, and returns it.

@@ -4,10 +4,18 @@ package reports
 type statField struct {
 	name string
 	get  func(s *Stats) float64
+	// marks says the field is measured from progress marks: without them it is not measured
+	// (Stats.WorkLostMeasured).
+	marks bool
 }
 
 func countField(name string, n func(s *Stats) int) statField {
-	return statField{name, func(s *Stats) float64 { return float64(n(s)) }}
+	return statField{name: name, get: func(s *Stats) float64 { return float64(n(s)) }}
+}
+
+func marksField(f statField) statField {
+	f.marks = true
+	return f
 }
 
 // statFields lists the numeric fields of Stats in the order of their JSON encoding.
@@ -23,9 +31,9 @@ var statFields = []statField{
 	countField("lost_effects", func(s *Stats) int { return s.LostEffects }),
 	countField("phantom_effects", func(s *Stats) int { return s.PhantomEffects }),
 	countField("state_mismatches", func(s *Stats) int { return s.StateMismatches }),
-	{"work_lost_beats_mean", func(s *Stats) float64 { return s.WorkLostBeatsMean }},
-	countField("work_lost_beats_max", func(s *Stats) int { return s.WorkLostBeatsMax }),
-	{"resume_beats_mean", func(s *Stats) float64 { return s.ResumeBeatsMean }},
+	{"work_lost_beats_mean", func(s *Stats) float64 { return s.WorkLostBeatsMean }, true},
+	marksField(countField("work_lost_beats_max", func(s *Stats) int { return s.WorkLostBeatsMax })),
+	{"resume_beats_mean", func(s *Stats) float64 { return s.ResumeBeatsMean }, true},
 	countField("restarts", func(s *Stats) int { return s.Restarts }),
 	countField("failed_processes", func(s *Stats) int { return s.FailedProcesses }),
 	countField("model_calls_remade", func(s *Stats) int { return s.ModelCallsRemade }),
@@ -40,6 +48,19 @@ func StatFields() []string {
 		names[i] = f.name
 	}
 	return names
+}
+
+// Measured reports whether s measures the field that the JSON encoding names name: every field
+// but those of work lost (work_lost_beats_mean, work_lost_beats_max, resume_beats_mean), which
+// are measured from progress marks, when s has no case whose work lost was (see
+// WorkLostMeasured).
+func (s *Stats) Measured(name string) bool {
+	for _, f := range statFields {
+		if f.name == name && f.marks {
+			return s.WorkLostMeasured()
+		}
+	}
+	return true
 }
 
 // Value returns the numeric field of s that the JSON encoding names name (one of StatFields),

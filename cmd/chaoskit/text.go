@@ -53,8 +53,9 @@ func printNotChecked(w io.Writer, rep *reports.Report, why map[string]map[string
 }
 
 // printTable prints a row per target of rep, under the heading what, with verdict(t) in the
-// last column. "work lost" is the mean of golden beats done again per case; "model calls" the
-// model calls made again, in all, which is what work lost costs in tokens.
+// last column. "work lost" is the mean of golden beats done again per case ("unmeasured" for a
+// target that makes no progress marks); "model calls" the model calls made again, in all,
+// which is what work lost costs in tokens.
 func printTable(w io.Writer, rep *reports.Report, what string, verdict func(t *reports.TargetSummary) string) {
 	width := 28
 	for _, t := range rep.Summary.Targets {
@@ -63,8 +64,12 @@ func printTable(w io.Writer, rep *reports.Report, what string, verdict func(t *r
 	fmt.Fprintf(w, "%-*s %6s %11s %11s %6s %9s %10s %12s  %s\n", width, what, "cases", "survived", "duplicates", "lost", "mismatch", "work lost", "model calls", "verdict")
 	for i := range rep.Summary.Targets {
 		t := &rep.Summary.Targets[i]
-		fmt.Fprintf(w, "%-*s %6d %11s %11d %6d %9d %10.2f %12d  %s\n", width, t.Target, t.Cases,
-			fmt.Sprintf("%d/%d", t.Passed, t.Cases), t.Duplicates, t.LostEffects, t.StateMismatches, t.WorkLostBeatsMean, t.ModelCallsRemade, verdict(t))
+		lost := fmt.Sprintf("%.2f", t.WorkLostBeatsMean)
+		if !t.WorkLostMeasured() {
+			lost = "unmeasured" // no progress marks
+		}
+		fmt.Fprintf(w, "%-*s %6d %11s %11d %6d %9d %10s %12d  %s\n", width, t.Target, t.Cases,
+			fmt.Sprintf("%d/%d", t.Passed, t.Cases), t.Duplicates, t.LostEffects, t.StateMismatches, lost, t.ModelCallsRemade, verdict(t))
 	}
 }
 
