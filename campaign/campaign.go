@@ -58,8 +58,9 @@ type RunOptions struct {
 	OnCase func(c *reports.Case)
 	// Only, if not empty, holds the IDs (CaseID) of the cases to run, out of those List gives: a
 	// test runner's selection. The report then holds those cases only, under the campaign's
-	// options. An ID that is not one of the campaign's cases is an error (ErrNoSuchCase), before
-	// any case runs.
+	// options, and says so (reports.Options.Only: how many; it lists no fault kind the campaign
+	// has no case of, for the others were not selected). An ID that is not one of the
+	// campaign's cases is an error (ErrNoSuchCase), before any case runs.
 	Only []string
 }
 
@@ -160,10 +161,14 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 		return nil, c.interrupted(ctx, ctx.Err(), rec.done, rec.total)
 	}
 	var rep *reports.Report
+	opts := c.Identity().Options()
+	opts.Only = len(slices.Compact(slices.Sorted(slices.Values(ro.Only)))) // the report holds the cases selected alone
 	if rec.journal == nil && ro.Resume == nil {
-		rep = c.Report(rec.kept, golden) // in memory all along
+		rep = &reports.Report{Schema: reports.Schema, Seed: c.Options.Seed, Options: opts, Cases: rec.kept} // in memory all along
+		rep.SortCases()
+		rep.Summarize(golden)
 	} else {
-		rep = &reports.Report{Schema: reports.Schema, Seed: c.Options.Seed, Options: c.Identity().Options(), Source: rec.source(ro, done)}
+		rep = &reports.Report{Schema: reports.Schema, Seed: c.Options.Seed, Options: opts, Source: rec.source(ro, done)}
 		if err := rep.Summarize(golden); err != nil {
 			return nil, errors.Join(fmt.Errorf("summarising the campaign: %w", err), journalErr)
 		}

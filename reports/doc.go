@@ -13,6 +13,8 @@
 // The top level holds, in this order, schema (always "chaoskit.report/v2"; Load refuses any
 // other), provenance (chaoskit, its version; args, the command line), seed, options (targets, in
 // the order they ran; mode; fault kinds; case count; shard, "I/N" in the report of one shard;
+// only, in the report of a run of selected cases (chaoskit run --only, as the test runners
+// make), how many it selected, the report holding those alone;
 // restart, the policy for processes that fail on their own, "" for always, "never" or the most
 // to restart; max_beats and max_virtual_time, the bounds of the golden runs when they are not the
 // defaults (a count of beats, a Go duration); fs_model, the filesystem persistence model power

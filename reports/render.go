@@ -412,6 +412,9 @@ func (r *Report) campaignLine() string {
 	if r.Options.Shard != "" {
 		parts = append(parts, "shard "+r.Options.Shard)
 	}
+	if r.Options.Only > 0 {
+		parts = append(parts, fmt.Sprintf("only the %s selected (chaoskit run --only), not the whole campaign", Count(r.Options.Only, "case")))
+	}
 	return strings.Join(parts, " · ")
 }
 

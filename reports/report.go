@@ -50,6 +50,9 @@ type Options struct {
 	Cases   int      `json:"cases,omitempty"` // random mode: schedules per target
 	Depth   int      `json:"depth,omitempty"` // exhaustive mode: 2 adds a kill, then a power cut in the recovery
 	Shard   string   `json:"shard,omitempty"` // "I/N" when this report holds one shard
+	// Only is, in the report of a run of selected cases (chaoskit run --only, as a test runner
+	// makes), how many it selected: the report holds those cases alone, not the campaign's.
+	Only int `json:"only,omitempty"`
 	// Restart is the restart policy for processes that fail on their own: "" (always), "never",
 	// or the most to restart.
 	Restart string `json:"restart,omitempty"`
@@ -336,7 +339,7 @@ func (r *Report) Summarize(goldenBeats map[string]int) error {
 	if err != nil {
 		return err
 	}
-	if r.Options.Shard == "" && len(r.Options.Targets) > 0 {
+	if r.Options.Shard == "" && r.Options.Only == 0 && len(r.Options.Targets) > 0 {
 		sum.Targets = r.covered(sum.Targets, index, goldenBeats)
 	}
 	r.Summary = sum

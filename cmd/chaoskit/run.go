@@ -211,6 +211,9 @@ func runRun(c *cli, args []string) error {
 	}
 	camp.Options.Parallel = *parallel
 	ro := sel.options(c)
+	if n := len(slices.Compact(slices.Sorted(slices.Values(ro.Only)))); n > 0 {
+		c.notes = append(c.notes, fmt.Sprintf("the report holds only the %s --only selected, not the whole campaign", reports.Count(n, "case")))
+	}
 	rep, journalErr := c.execute(camp, dir, resumed, ro)
 	if rep == nil {
 		if rep = refusalReport(camp, journalErr); rep == nil {

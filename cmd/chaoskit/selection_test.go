@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -73,6 +75,19 @@ func TestListOnlyStream(t *testing.T) {
 	}
 	if failed == 0 || code != exitFail {
 		t.Errorf("exit %d with %d of the cases failed, want 1 and some", code, failed)
+	}
+	// The report says it holds the selected cases, not the campaign's, and names no fault kind
+	// as left without a case; so does the text summary.
+	if rep.Options.Only != len(some) || len(rep.Summary.Targets[0].NoCase) != 0 {
+		t.Errorf("options.only %d, no_case %v; want %d and none", rep.Options.Only, rep.Summary.Targets[0].NoCase, len(some))
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if want := fmt.Sprintf("only the %d cases selected (chaoskit run --only), not the whole campaign", len(some)); err != nil || !strings.Contains(string(md), want) {
+		t.Errorf("summary.md does not say %q:\n%s", want, md)
+	}
+	_, out, _ = chaoskit(t, append([]string{"run", "--out", filepath.Join(t.TempDir(), "one"), "--only", some[0]}, actThenSave...)...)
+	if !strings.Contains(out, "note: the report holds only the 1 case --only selected, not the whole campaign") || strings.Contains(out, "no case of") {
+		t.Errorf("the text summary of one selected case:\n%s", out)
 	}
 
 	for _, tc := range []struct {
