@@ -52,7 +52,7 @@ func (c *Campaign) Identity() Identity {
 	if o.Mode == Exhaustive && o.Depth > 1 {
 		id.Depth = o.Depth
 	}
-	if o.MaxBeats != sim.DefaultMaxBeats {
+	if o.MaxBeats > 0 { // given, even at sim.DefaultMaxBeats: a command's default is lower
 		id.MaxBeats = o.MaxBeats
 	}
 	if o.MaxVirtualTime != sim.DefaultMaxVirtualTime {
@@ -77,7 +77,7 @@ func (id Identity) Options() reports.Options {
 	if b := id.Backoff; b != (sim.Backoff{}) && b != sim.DefaultBackoff {
 		o.RestartBackoff = b.String()
 	}
-	if id.MaxBeats > 0 && id.MaxBeats != sim.DefaultMaxBeats {
+	if id.MaxBeats > 0 {
 		o.MaxBeats = id.MaxBeats
 	}
 	if d := id.MaxVirtualTime; d > 0 && d != sim.DefaultMaxVirtualTime {

@@ -72,6 +72,11 @@ type Limits struct {
 	// OneWorker, if set, says why the target cannot run with more than one worker (sim.
 	// Options.Workers); sim.NewRunner refuses more, with that reason.
 	OneWorker string
+	// MaxBeats, if positive, is the target's own default bound on its golden run's beats, which
+	// sim.Options.MaxBeats replaces when it is set: for a target whose every beat costs far more
+	// than an in-process call (a round trip to another process), so that one that never ends is
+	// refused in seconds rather than minutes. 0 leaves sim.DefaultMaxBeats.
+	MaxBeats int
 }
 
 // Fresh returns a constructor of targets that hands every process its own copy of template,

@@ -205,7 +205,7 @@ func (rn *Runner) goldenRun(workers int, name string, no int, t *tally, of int) 
 			bound = "MaxVirtualTime"
 		}
 		return r, nil, &BoundError{Target: name, Bound: bound, MaxBeats: o.MaxBeats, MaxVirtualTime: o.MaxVirtualTime,
-			Beats: min(r.nbeats(), o.MaxBeats), Virtual: r.clock.Now().Sub(faults.Epoch)}
+			Beats: min(r.nbeats(), o.MaxBeats), Virtual: r.clock.Now().Sub(faults.Epoch), TargetDefault: rn.targetBound && bound == "MaxBeats"}
 	case x.hung != "" || x.err != nil || x.panicked != "":
 		return nil, nil, fmt.Errorf("%s: %s%w %s", name, which, errGolden, x)
 	}
@@ -329,6 +329,9 @@ type BoundError struct {
 	// it reached), the virtual time that passed.
 	Beats   int
 	Virtual time.Duration
+	// TargetDefault says that MaxBeats was the target's own default (harness.Limits.MaxBeats),
+	// Options.MaxBeats being unset.
+	TargetDefault bool
 }
 
 func (e *BoundError) Error() string {
@@ -336,8 +339,12 @@ func (e *BoundError) Error() string {
 	if e.Bound == "MaxVirtualTime" {
 		limit, got = faults.FormatDuration(e.MaxVirtualTime)+" of virtual time", fmt.Sprint("it had made ", e.Beats, " beats")
 	}
-	return fmt.Sprintf("%s: %s did not finish within %s (Options.%s; %s): a harness that never ends, or one that needs a higher bound",
-		e.Target, errGolden, limit, e.Bound, got)
+	which := "Options." + e.Bound
+	if e.TargetDefault {
+		which = "the target's default, harness.Limits.MaxBeats: set Options.MaxBeats for more"
+	}
+	return fmt.Sprintf("%s: %s did not finish within %s (%s; %s): a harness that never ends, or one that needs a higher bound",
+		e.Target, errGolden, limit, which, got)
 }
 
 // Unwrap returns the error every failed golden run wraps.

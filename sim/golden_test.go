@@ -75,6 +75,27 @@ func TestEndlessGoldenRunIsRefusedAtItsBound(t *testing.T) {
 	}
 }
 
+// bounded is endless with a default bound of its own, as a command has (harness.Limits.MaxBeats).
+type bounded struct{ harness.Func }
+
+func (bounded) Limits() harness.Limits { return harness.Limits{MaxBeats: 300} }
+
+// A target's own default bound (a command's, whose beats cost a round trip each) refuses it
+// there, saying that the bound was the target's; Options.MaxBeats, when set, replaces it.
+func TestTargetsOwnBoundRefusesItSooner(t *testing.T) {
+	target := bounded{endless}
+	_, err := sim.NewRunner(harness.Fresh(target), sim.Options{Name: "cmd"})
+	var bound *sim.BoundError
+	if !errors.As(err, &bound) || bound.MaxBeats != 300 || !bound.TargetDefault ||
+		!strings.HasPrefix(err.Error(), "cmd: golden run did not finish within 300 beats (the target's default, harness.Limits.MaxBeats: set Options.MaxBeats for more;") {
+		t.Fatalf("err = %v (%+v), want a *BoundError at the target's 300 beats", err, bound)
+	}
+	_, err = sim.NewRunner(harness.Fresh(target), sim.Options{Name: "cmd", MaxBeats: 1000})
+	if !errors.As(err, &bound) || bound.MaxBeats != 1000 || bound.TargetDefault {
+		t.Fatalf("err = %v (%+v), want a *BoundError at Options.MaxBeats, 1000", err, bound)
+	}
+}
+
 // The first golden run keeps nothing of its beats: a target that never ends makes 400,000 more
 // beats with the heap where it was (recording them would keep over 100 MB).
 func TestCountedGoldenRunKeepsNoBeats(t *testing.T) {

@@ -104,9 +104,10 @@ type GoldenProgress struct {
 // agent makes 10,001. The longest in virtual time is the reference agent's, 52 hours, most of
 // them a weekend's wait for an approval. A million beats is 4,000 times the examples' and 100
 // times the synthetic agent's, and a target that never ends reaches it in a few seconds in
-// process, or about a minute as a process (the test child marking in a loop: 60 to 75 s on a
-// 2-core machine, in 17 MiB, since the first golden run keeps nothing of its beats; README,
-// "Test your own harness", gives the command). A
+// process. A command (package process) takes 60 to 120 µs a beat, a round trip between two
+// processes, and has a default of its own a tenth of this one (harness.Limits.MaxBeats,
+// process.DefaultMaxBeats), which it reaches in seconds rather than minutes; docs/go.md gives
+// the command that measures it. A
 // year of virtual time lets a harness wait for approvals that take weeks, and outlive 24-hour
 // key expiries, many times over, while a loop that sleeps an hour a turn is stopped after 8,760
 // turns.

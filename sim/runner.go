@@ -40,6 +40,8 @@ type Runner struct {
 	limits    harness.Limits
 	ordered   map[string]bool // the tools whose effects are ordered
 	hinter    Hinter          // the target's words for its messages, if it has some
+	// targetBound says that Options.MaxBeats is the target's own default (Limits.MaxBeats).
+	targetBound bool
 
 	mu      sync.Mutex
 	goldens map[int]*Golden                // by number of workers
@@ -116,6 +118,9 @@ func NewRunnerContext(ctx context.Context, newTarget func() harness.Target, opts
 			}
 			rn.ordered[t.Name] = true
 		}
+	}
+	if opts.MaxBeats <= 0 && rn.limits.MaxBeats > 0 {
+		rn.o.MaxBeats, rn.targetBound = rn.limits.MaxBeats, true
 	}
 	if why := rn.limits.OneWorker; why != "" && rn.o.Workers > 1 {
 		return nil, fmt.Errorf("%s: cannot run %d workers: %s", rn.o.Name, rn.o.Workers, why)

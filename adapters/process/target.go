@@ -79,20 +79,30 @@ const (
 // Tools returns t.ToolList.
 func (t Target) Tools() []harness.Tool { return t.ToolList }
 
+// DefaultMaxBeats is the bound on a command's golden run, in beats, when sim.Options.MaxBeats
+// (chaoskit run --max-beats) sets none: every beat of a command is a round trip between two
+// processes, which costs 60 to 120 µs where an in-process beat costs a fraction of one, so the
+// in-process default, sim.DefaultMaxBeats, took a minute or two to refuse a command that never
+// ends (1,000,000 beats: 75 s on a 2-core machine, 123 s under load). A tenth of it refuses one in
+// seconds and stays 400 times the longest example's golden run (Burr on FUSE, 254 beats, where
+// every SQLite write is a beat). A harness longer than that sets --max-beats.
+const DefaultMaxBeats = 100_000
+
 // Limits says what a Plain target cannot do: its file operations are not beats, so only a kill
 // applies among the storage faults, and workers cannot share its state directory. (A kill's
 // crash state is rebuilt from the golden recording: the state directory is copied back to the
-// disk before each of the process's beats.)
+// disk before each of the process's beats.) Any target's golden run is bounded by
+// DefaultMaxBeats unless sim.Options.MaxBeats says otherwise.
 func (t Target) Limits() harness.Limits {
 	if t.Disk == FUSE {
 		if t.Beats != CallBeats {
-			return harness.Limits{}
+			return harness.Limits{MaxBeats: DefaultMaxBeats}
 		}
 		why := "with --beats calls the command's file operations are not beats; drop --beats calls"
-		return harness.Limits{Unsupported: map[faults.Kind]string{faults.DiskFull: why, faults.FsyncFail: why}}
+		return harness.Limits{MaxBeats: DefaultMaxBeats, Unsupported: map[faults.Kind]string{faults.DiskFull: why, faults.FsyncFail: why}}
 	}
 	why := "the state directory is a copy (--disk plain): chaoskit does not see the command's writes; use --disk fuse"
-	l := harness.Limits{OneWorker: "workers cannot share a copied state directory; use --disk fuse", Unsupported: map[faults.Kind]string{}}
+	l := harness.Limits{MaxBeats: DefaultMaxBeats, OneWorker: "workers cannot share a copied state directory; use --disk fuse", Unsupported: map[faults.Kind]string{}}
 	for _, k := range faults.StorageKinds() {
 		if k != faults.Kill {
 			l.Unsupported[k] = why

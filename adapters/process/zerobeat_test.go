@@ -44,3 +44,22 @@ func TestRecoveryThatFindsTheWorkDoneMakesNoBeat(t *testing.T) {
 		})
 	}
 }
+
+// A command's golden run is bounded at process.DefaultMaxBeats unless the campaign sets a bound:
+// its every beat is a round trip, so the in-process default took a minute or two to refuse one
+// that never ends.
+func TestCommandsHaveALowerDefaultBound(t *testing.T) {
+	for _, disk := range []process.Disk{process.Plain, process.FUSE} {
+		for _, beats := range []process.Beats{"", process.CallBeats} {
+			if disk == process.Plain && beats != "" {
+				continue
+			}
+			if got := (process.Target{Argv: []string{"true"}, Disk: disk, Beats: beats}).Limits().MaxBeats; got != process.DefaultMaxBeats {
+				t.Errorf("disk %s, beats %q: Limits().MaxBeats = %d, want %d", disk, beats, got, process.DefaultMaxBeats)
+			}
+		}
+	}
+	if process.DefaultMaxBeats >= sim.DefaultMaxBeats {
+		t.Errorf("a command's default bound, %d, is not below the in-process one, %d", process.DefaultMaxBeats, sim.DefaultMaxBeats)
+	}
+}

@@ -122,10 +122,15 @@ func targetError(err error) error {
 		return exitError{exitUnknown, err.Error()}
 	case errors.As(err, &bound):
 		flag, limit, got := "--max-beats", fmt.Sprint(bound.MaxBeats, " beats"), "it had reached "+bound.Virtual.String()+" of virtual time"
+		which := flag
+		if bound.TargetDefault {
+			which = "the default --max-beats for a command, whose every beat is a round trip"
+		}
 		if bound.Bound == "MaxVirtualTime" {
 			flag, limit, got = "--max-virtual-time", bound.MaxVirtualTime.String()+" of virtual time", fmt.Sprint("it had made ", bound.Beats, " beats")
+			which = flag
 		}
-		return usagef("%s: the golden run did not finish within %s (%s; %s): a harness that never ends, or one that needs a higher %s", bound.Target, limit, flag, got, flag)
+		return usagef("%s: the golden run did not finish within %s (%s; %s): a harness that never ends, or one that needs a higher %s", bound.Target, limit, which, got, flag)
 	}
 	return err
 }

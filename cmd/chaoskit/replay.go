@@ -79,7 +79,7 @@ func runReplay(c *cli, args []string) error {
 	if err := bf.check(set); err != nil {
 		return err
 	}
-	beats, virtual := bf.record() // bounds may be given with --case too: they change no case
+	beats, virtual := bf.record(set) // bounds may be given with --case too: they change no case
 	if set["max-beats"] {
 		params.MaxBeats = beats
 	}

@@ -54,7 +54,7 @@ type boundFlags struct {
 
 func addBoundFlags(fs *flag.FlagSet) *boundFlags {
 	return &boundFlags{
-		beats: fs.Int("max-beats", sim.DefaultMaxBeats, "refuse a target whose golden run makes more beats than this without finishing (a harness that never ends)"),
+		beats: fs.Int("max-beats", sim.DefaultMaxBeats, fmt.Sprintf("refuse a target whose golden run makes more beats than this without finishing (a harness that never ends); a command's default is %d, each of its beats a round trip", process.DefaultMaxBeats)),
 		time:  fs.Duration("max-virtual-time", sim.DefaultMaxVirtualTime, "refuse a target whose golden run takes more virtual time than this without finishing"),
 	}
 }
@@ -71,9 +71,11 @@ func (b *boundFlags) check(set map[string]bool) error {
 }
 
 // record returns the bounds as a report records them (reports.Options.MaxBeats and
-// MaxVirtualTime): each empty when it is the default.
-func (b *boundFlags) record() (beats int, virtual string) {
-	if *b.beats != sim.DefaultMaxBeats {
+// MaxVirtualTime): each empty when it is the default. --max-beats given is recorded whatever its
+// value, for a command's default is not sim.DefaultMaxBeats (process.DefaultMaxBeats); set holds
+// the flags given.
+func (b *boundFlags) record(set map[string]bool) (beats int, virtual string) {
+	if set["max-beats"] || *b.beats != sim.DefaultMaxBeats {
 		beats = *b.beats
 	}
 	if *b.time != sim.DefaultMaxVirtualTime {
@@ -124,7 +126,7 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 	if backoff == sim.DefaultBackoff.String() {
 		backoff = "" // as a report records the default
 	}
-	maxBeats, maxTime := f.bounds.record()
+	maxBeats, maxTime := f.bounds.record(f.set)
 	if base != nil {
 		o := base.Identity().Options()
 		if !f.set["target"] && !f.execSet() {
