@@ -50,15 +50,15 @@ func TestBratTrustingGitLosesEventsToPower(t *testing.T) {
 	t.Logf("%d of %d power cuts took an appended event back", redone, len(cases))
 }
 
-// On a FUSE disk the brat example's log survives a power cut at every request: it fsyncs the
-// objects git's mktree and commit-tree leave unsynced, and the directories git never syncs.
-// (Git names its temporary files at random, so only requests are beats.)
+// On a FUSE disk the brat example's log survives a power cut at every request, and after its
+// end: it fsyncs the objects git's mktree and commit-tree leave unsynced, and the directories
+// git never syncs. (Git names its temporary files at random, so only requests are beats.)
 func TestBratExampleSurvivesPowerOnFUSE(t *testing.T) {
 	tg := brat.onFUSEDisk(t, process.CallBeats)
 	needs.Command(t, "git", installGit)
 	t.Parallel()
-	if n, _ := passesEveryCase(t, exampleRunner(t, "brat on fuse", tg), faults.Power); n != 10 {
-		t.Errorf("%d cases, want a power cut at each of the 10 requests", n)
+	if n, _ := passesEveryCase(t, exampleRunner(t, "brat on fuse", tg), faults.Power); n != 11 {
+		t.Errorf("%d cases, want a power cut at each of the 10 requests and one after the end (power@end)", n)
 	}
 }
 
