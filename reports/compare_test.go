@@ -67,6 +67,11 @@ func TestCompareMissing(t *testing.T) {
 func TestMergeRefuses(t *testing.T) {
 	other := twoCases(1, "2/2", 1)
 	other.Seed = 8
+	// The same command in both, its files' digests differing: another commit's shard.
+	commands := func(r *reports.Report, digest string) *reports.Report {
+		r.Options.Commands = []reports.Command{{Name: "app", Argv: []string{"./app"}, Dir: "/src/" + digest, Digest: digest}}
+		return r
+	}
 	for _, tc := range []struct {
 		shards []*reports.Report
 		want   string
@@ -77,6 +82,7 @@ func TestMergeRefuses(t *testing.T) {
 		{[]*reports.Report{twoCases(1, "1/2", 0), twoCases(1, "1/2", 0)}, "given twice"},
 		{[]*reports.Report{twoCases(1, "1/2", 0), twoCases(1, "2/3", 1)}, "split the campaign differently"},
 		{[]*reports.Report{twoCases(1, "x/2", 0)}, `shard "x/2"`},
+		{[]*reports.Report{commands(twoCases(1, "1/2", 0), "aaaa"), commands(twoCases(1, "2/2", 1), "bbbb")}, "shard 2/2 ran other code than shard 1/2: target app: its files' digest bbbb, not aaaa"},
 	} {
 		if _, err := reports.Merge(tc.shards...); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Merge of %d shards: %v, want %q", len(tc.shards), err, tc.want)

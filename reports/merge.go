@@ -52,7 +52,9 @@ func (s Shard) Holds(index int) bool { return s.N == 0 || index%s.N == s.I-1 }
 // name targets their options do not list (as no chaoskit writes), are merged in memory.
 //
 // Merge refuses reports that are not shards, shards of different campaigns (a different seed or
-// different options), and a set of shards with one missing or repeated.
+// different options), shards whose targets ran other code (their files' Command.Digest differs:
+// a shard of a pull request beside one of main), and a set of shards with one missing or
+// repeated.
 func Merge(shards ...*Report) (*Report, error) {
 	if len(shards) == 0 {
 		return nil, fmt.Errorf("no reports to merge")
@@ -77,6 +79,9 @@ func Merge(shards ...*Report) (*Report, error) {
 		n, seen[sh.I] = sh.N, true
 		if d := first.OtherCampaign(r); d != "" {
 			return nil, fmt.Errorf("shard %s is of another campaign than shard %s: %s", r.Options.Shard, first.Options.Shard, d)
+		}
+		if d := first.OtherCode(r); d != "" {
+			return nil, fmt.Errorf("shard %s ran other code than shard %s: %s: merge the shards of one commit", r.Options.Shard, first.Options.Shard, d)
 		}
 	}
 	for i := 1; i <= n; i++ {
@@ -244,10 +249,26 @@ func (r *Report) OtherCampaign(other *Report) string {
 	for i := range a.Commands {
 		x, y := a.Commands[i], b.Commands[i]
 		// A new version of the same target, or the same target in another checkout, is the same
-		// campaign.
+		// campaign: a baseline compares them. (Merge refuses shards of other code: OtherCode.)
 		x.Digest, y.Digest, x.Dir, y.Dir = "", "", "", ""
 		if !reflect.DeepEqual(x, y) {
 			return fmt.Sprintf("target %s runs %q, not %q", a.Commands[i].Name, strings.Join(b.Commands[i].Argv, " "), strings.Join(a.Commands[i].Argv, " "))
+		}
+	}
+	return ""
+}
+
+// OtherCode says how the commands of other, a report of the same campaign as r (OtherCampaign),
+// ran other code than r's, naming the first whose files' digest differs, e.g. `target app: its
+// files' digest 3f2a9c1e07b4, not 9d41e6a0c2f8`; it returns "" when they ran the same, or when a
+// digest is missing (a report written before commands had one). A checkout elsewhere is the
+// same code: the working directory is not compared.
+func (r *Report) OtherCode(other *Report) string {
+	a, b := r.Options.Commands, other.Options.Commands
+	for i := range min(len(a), len(b)) {
+		x, y := a[i].Digest, b[i].Digest
+		if x != "" && y != "" && x != y {
+			return fmt.Sprintf("target %s: its files' digest %.12s, not %.12s", a[i].Name, y, x)
 		}
 	}
 	return ""

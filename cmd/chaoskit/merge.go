@@ -36,6 +36,12 @@ func runMerge(c *cli, args []string) error {
 		if err != nil {
 			return err
 		}
+		if len(shards) > 0 && shards[0].OtherCampaign(r) == "" {
+			if d := shards[0].OtherCode(r); d != "" {
+				return usagef("merge: shard %s (%s) ran other code than shard %s (%s): %s: merge the shards of one commit",
+					r.Options.Shard, p, shards[0].Options.Shard, pos[0], d)
+			}
+		}
 		shards = append(shards, r)
 	}
 	rep, err := reports.Merge(shards...)
