@@ -212,6 +212,11 @@ func runRun(c *cli, args []string) error {
 		return err
 	}
 	camp.Options.Parallel = *parallel
+	release, err := c.lockDir(dir)
+	if err != nil {
+		return err
+	}
+	defer release()
 	ro := sel.options(c)
 	if n := len(slices.Compact(slices.Sorted(slices.Values(ro.Only)))); n > 0 {
 		c.notes = append(c.notes, fmt.Sprintf("the report holds only the %s --only selected, not the whole campaign", reports.Count(n, "case")))
