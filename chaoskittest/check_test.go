@@ -194,7 +194,7 @@ func ExampleCheck() {
 		Faults: []faults.Kind{faults.Kill, faults.Power, faults.FsyncFail},
 	})
 	// Output:
-	// log: chaoskit: TestOnboarding: 423 cases over 162 golden beats, 0 did not pass
+	// log: chaoskit: TestOnboarding: 424 cases over 162 golden beats, 0 did not pass
 }
 
 // Schedules lets rapid draw the schedules a Random campaign would, and shrink them: every one

@@ -39,9 +39,16 @@ func (rn *Runner) derive(r *run, g *run, f faults.Fault) (ending, bool) {
 
 // CrashState returns the durable state the target would find on restarting after crash fault
 // f (kill, power, torn or corrupt) at beat f.Beat of the golden run: what a restarted process
-// reads, without running it. The target must implement Stater and run with one worker.
+// reads, without running it; or, for a power cut after the end (f.Beat faults.End), what the
+// state read back after it is. The target must implement Stater and run with one worker.
 func (rn *Runner) CrashState(f faults.Fault) (any, error) {
 	g, _ := rn.Golden(nil)
+	if info, _ := f.Kind.Info(); f.Beat == faults.End && info.AtEnd && rn.stater && rn.o.Workers == 1 {
+		r := newRun(rn.newTarget, &rn.o, rn.tools, faults.Schedule{f}, 0)
+		r.disk = g.r.disk.Replay(g.r.disk.LogLen(), faults.DiskOptions{Now: r.clock.Now, Sector: rn.o.Sector, Pending: keepsSubset(r.sched)})
+		r.disk.Crash(f, r.crashRand(g.Len()))
+		return rn.state().State(r.disk)
+	}
 	switch {
 	case !rn.stater:
 		return nil, fmt.Errorf("%s does not implement harness.Stater", rn.o.Name)
