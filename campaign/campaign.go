@@ -178,7 +178,7 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 		all.Cases = 0
 		for i := range rep.Summary.Targets {
 			t := &rep.Summary.Targets[i]
-			if seq, err := scheduleSeq(runners[rank[t.Target]], all); err == nil {
+			if seq, err := scheduleSeq(runners[rank[t.Target]], all, every); err == nil {
 				for range seq {
 					t.Schedules++
 				}
@@ -311,16 +311,22 @@ func (c *Campaign) plan(runners []*sim.Runner, o Options, resumed *JournalState,
 	todo := make([]iter.Seq2[int, faults.Schedule], len(runners))
 	total, checked := 0, 0
 	for i, rn := range runners {
-		seq, err := scheduleSeq(rn, o)
+		seq, err := scheduleSeq(rn, o, o.Shard.Holds) // the shard's own cases alone drawn in full
 		if err != nil {
 			return nil, 0, err
 		}
 		name := c.Targets[i].Name
 		mine := doneOf(done, i)
-		k, at := 0, 0 // the schedule's index; the first case done not checked yet
-		for s := range seq {
+		at := 0 // the first case done not checked yet
+		for k, s := range seq {
+			if s == nil {
+				continue // another shard's
+			}
+			if at < len(mine) && int(mine[at].index) < k { // an index the campaign leaves unused
+				return nil, 0, notOfCampaign(resumed, mine[at])
+			}
 			for ; at < len(mine) && int(mine[at].index) == k; at++ {
-				if mine[at].hash != idHash(CaseID(name, s)) || !o.Shard.Holds(k) {
+				if mine[at].hash != idHash(CaseID(name, s)) {
 					return nil, 0, notOfCampaign(resumed, mine[at])
 				}
 				checked++
@@ -333,20 +339,21 @@ func (c *Campaign) plan(runners []*sim.Runner, o Options, resumed *JournalState,
 					total++
 				}
 			}
-			k++
 		}
 		if at < len(mine) {
 			return nil, 0, notOfCampaign(resumed, mine[at])
 		}
 		todo[i] = func(yield func(int, faults.Schedule) bool) {
-			k, at := 0, 0
-			for s := range seq {
+			at := 0
+			for k, s := range seq {
+				if s == nil {
+					continue
+				}
 				for ; at < len(mine) && int(mine[at].index) < k; at++ {
 				}
 				if runs(name, k, s) && (at == len(mine) || int(mine[at].index) != k) && !yield(k, s) {
 					return
 				}
-				k++
 			}
 		}
 	}

@@ -14,19 +14,16 @@ import (
 // only) and returns its cases in schedule order. In Random mode each failure is shrunk. When
 // ctx is done it stops early: cases not run are nil.
 func Explore(ctx context.Context, rn *sim.Runner, o Options) ([]*sim.Case, error) {
-	scheds, err := Schedules(rn, o)
+	seq, err := scheduleSeq(rn, o, o.Shard.Holds)
 	if err != nil {
 		return nil, err
 	}
+	var scheds []faults.Schedule
 	var index []int
-	if o.Shard.N > 0 {
-		var mine []faults.Schedule
-		for i, s := range scheds {
-			if o.Shard.Holds(i) {
-				mine, index = append(mine, s), append(index, i)
-			}
+	for i, s := range seq {
+		if s != nil {
+			scheds, index = append(scheds, s), append(index, i)
 		}
-		scheds = mine
 	}
 	cases := Run(ctx, rn, scheds, index, o)
 	return cases, nil

@@ -22,29 +22,37 @@ import (
 // differ so, after the run's end too (power@end: once the last process has exited, what it
 // wrote without an fsync is lost; faults.KindInfo.AtEnd); diskfull at every write, with room for half of it, for
 // Options.DiskFullFor; fsyncfail at every fsync; lease once per pause of Options.LeasePauses.
-// In Random mode it is Options.Cases distinct schedules drawn from
-// the seed by Draw, or fewer when a short golden run has fewer to draw (after 1,000 draws in a
-// row that repeat one, the space counts as exhausted).
+// In Random mode it is Options.Cases distinct draws from the seed (see Draw), or fewer when a
+// short golden run has fewer to draw (after 1,000 draws in a row that repeat one, the space
+// counts as exhausted); a draw whose later faults, placed where they fire, make it a schedule
+// an earlier draw made is left out (see randomSchedules), its index left unused, so that a
+// schedule's index in a Random campaign may be more than its position in the list.
 //
 // It returns an error if the golden run a kind needs (with several workers, for the fleet
 // faults) cannot be recorded.
 func Schedules(rn *sim.Runner, o Options) ([]faults.Schedule, error) {
-	seq, err := scheduleSeq(rn, o)
+	seq, err := scheduleSeq(rn, o, every)
 	if err != nil {
 		return nil, err
 	}
 	var out []faults.Schedule
-	for s := range seq {
+	for _, s := range seq {
 		out = append(out, s)
 	}
 	return out, nil
 }
 
-// scheduleSeq returns the schedules of Schedules one at a time, drawing or listing each only
-// when it is asked for, so that a campaign of any size holds none of them in memory. (A Random
-// campaign remembers a 64-bit hash of each schedule drawn, to draw no schedule twice.) Each
-// iteration yields the same schedules in the same order.
-func scheduleSeq(rn *sim.Runner, o Options) (iter.Seq[faults.Schedule], error) {
+// every holds every index.
+func every(int) bool { return true }
+
+// scheduleSeq returns the schedules of Schedules one at a time, each with its index in the
+// campaign, drawing or listing each only when it is asked for, so that a campaign of any size
+// holds none of them in memory. (A Random campaign remembers a 64-bit hash of each schedule
+// drawn, to draw no schedule twice.) Only the indexes holds holds are drawn in full, the others
+// yielded with a nil schedule: in a Random campaign drawing one in full runs the target to
+// place its later faults (Draw), which a shard needs of its own cases only. Each iteration
+// yields the same schedules in the same order.
+func scheduleSeq(rn *sim.Runner, o Options, holds func(index int) bool) (iter.Seq2[int, faults.Schedule], error) {
 	o = o.withDefaults()
 	for _, k := range o.Faults {
 		if why := rn.Unsupported(k); why != "" {
@@ -52,7 +60,7 @@ func scheduleSeq(rn *sim.Runner, o Options) (iter.Seq[faults.Schedule], error) {
 		}
 	}
 	if o.Mode == Random {
-		return randomSchedules(rn, o)
+		return randomSchedules(rn, o, holds)
 	}
 	all, err := exhaustive(rn, o)
 	if err != nil {
@@ -64,14 +72,15 @@ func scheduleSeq(rn *sim.Runner, o Options) (iter.Seq[faults.Schedule], error) {
 	}
 	n := o.Cases
 	if n <= 0 || total <= n {
-		return all, nil
+		n = total
 	}
-	// A sample, evenly, so that every kind keeps its share: the schedules at i*total/n.
-	return func(yield func(faults.Schedule) bool) {
+	// A sample, evenly, so that every kind keeps its share: the schedules at i*total/n (all of
+	// them when n is total). Listing one costs nothing: every index gets its schedule.
+	return func(yield func(int, faults.Schedule) bool) {
 		i, at := 0, 0
 		for s := range all {
 			if at == i*total/n {
-				if !yield(s) {
+				if !yield(i, s) {
 					return
 				}
 				i++
@@ -203,29 +212,101 @@ func (e *UnsupportedError) Error() string {
 	return fmt.Sprintf("%s faults cannot apply to %s: %s", e.Kind, e.Target, e.Why)
 }
 
-// randomSchedules draws Options.Cases distinct schedules from the seed, lazily.
-func randomSchedules(rn *sim.Runner, o Options) (iter.Seq[faults.Schedule], error) {
+// randomSchedules draws Options.Cases distinct schedules from the seed, lazily, placing the
+// later faults of those of the indexes holds holds (Draw).
+//
+// The draws are numbered, and told apart, before their faults are placed, for placing them runs
+// the target: a shard places its own cases only, and every shard numbers the draws alike. Each
+// draw has a source of its own (the seed and the draw's number), so that it can be drawn again
+// without keeping it. Placing can make two draws one schedule (a later fault moved to the beat
+// where another's already was, or dropped); only draws with the same first fault can meet so,
+// for placing never moves it. The second of two such then has its later faults drawn again
+// (from a source of its own and its attempt: redraw), up to maxRedraws times, and is left out,
+// its index unused, if every one repeats too (a short golden run with few schedules to draw). So to tell a case from the repeat of
+// another, a shard places, of the others' draws, only those with its case's first fault.
+func randomSchedules(rn *sim.Runner, o Options, holds func(int) bool) (iter.Seq2[int, faults.Schedule], error) {
 	d, err := newDrawer(rn, o)
 	if err != nil {
 		return nil, err
 	}
-	return func(yield func(faults.Schedule) bool) {
-		rng := rand.New(rand.NewPCG(o.Seed, 0x72616e646f6d))
-		pick := func(n int, _ string) int { return rng.IntN(n) }
+	return func(yield func(int, faults.Schedule) bool) {
 		seen := newHashSet(o.Cases)
-		for n, misses := 0, 0; n < o.Cases && misses < maxMisses; {
-			s := d.draw(pick)
-			if !seen.add(scheduleHash(s)) {
+		classes := map[faults.Fault]*class{}
+		for n, t, misses := 0, 0, 0; n < o.Cases && misses < maxMisses; t++ {
+			raw := d.draw(d.source(t, 0))
+			if !seen.add(scheduleHash(raw)) {
 				misses++
 				continue
 			}
 			misses = 0
+			index := n
 			n++
-			if !yield(s) {
+			c := classes[raw[0]]
+			if c == nil {
+				c = &class{}
+				classes[raw[0]] = c
+			}
+			c.draws = append(c.draws, int32(t))
+			if !holds(index) {
+				if !yield(index, nil) {
+					return
+				}
+				continue
+			}
+			if s := d.final(c, len(c.draws)-1); s != nil && !yield(index, s) {
 				return
 			}
 		}
 	}, nil
+}
+
+// class holds the draws of a random campaign that share a first fault: their numbers, in order,
+// and the hashes of the schedules the first done of them came to (nil for one left out).
+type class struct {
+	draws  []int32
+	finals []*uint64
+}
+
+// maxRedraws is how many times a draw whose placed faults repeat an earlier draw's schedule has
+// its later faults drawn again before it is left out.
+const maxRedraws = 100
+
+// final returns the schedule the i-th draw of c comes to, placed, or nil if it is left out (see
+// randomSchedules); it works out those of the draws before it first, as each depends on them.
+func (d *drawer) final(c *class, i int) faults.Schedule {
+	var s faults.Schedule
+	for len(c.finals) <= i {
+		j := len(c.finals)
+		t := int(c.draws[j])
+		raw := d.draw(d.source(t, 0))
+		s = nil
+		for a := 0; a <= maxRedraws; a++ {
+			cand := raw
+			if a > 0 {
+				cand = d.redraw(raw, d.source(t, a))
+			}
+			cand = d.place(slices.Clone(cand))
+			h := scheduleHash(cand)
+			if !slices.ContainsFunc(c.finals, func(f *uint64) bool { return f != nil && *f == h }) {
+				s = cand
+				break
+			}
+		}
+		var f *uint64
+		if s != nil {
+			h := scheduleHash(s)
+			f = &h
+		}
+		c.finals = append(c.finals, f)
+	}
+	return s
+}
+
+// source returns the source of choices of draw t of the campaign, at its attempt a (0: the
+// draw, then each time its later faults are drawn again).
+func (d *drawer) source(t, a int) func(n int, what string) int {
+	rng := rand.New(rand.NewPCG(d.o.Seed, 0x72616e646f6d0000^uint64(t)<<8^uint64(a)))
+	return func(n int, _ string) int { return rng.IntN(n) }
 }
 
 // hashSet is a set of 64-bit hashes, open-addressed: 16 bytes a hash at most, half a map's.
@@ -304,7 +385,7 @@ func Draw(rn *sim.Runner, o Options, pick func(n int, what string) int) (faults.
 	if err != nil {
 		return nil, err
 	}
-	return d.draw(pick), nil
+	return d.place(d.draw(pick)), nil
 }
 
 // drawer draws random schedules for one target.
@@ -352,7 +433,7 @@ func isFleet(k faults.Kind) bool {
 	return info.Family == faults.FleetFamily
 }
 
-// draw draws one schedule (see Draw).
+// draw draws one schedule (see Draw), its later faults not yet placed (place).
 func (d *drawer) draw(pick func(n int, what string) int) faults.Schedule {
 	n := 1 + pick(d.o.MaxFaults, "faults")
 	kinds := make([]faults.Kind, n)
@@ -373,34 +454,72 @@ func (d *drawer) draw(pick func(n int, what string) int) faults.Schedule {
 		}
 	}
 	at := d.admits[fleet][kinds[0]]
-	first := at[pick(len(at), "beat")]
+	first := faults.Fault{Kind: kinds[0], Beat: at[pick(len(at), "beat")]}
+	d.args(&first, pick)
+	return d.later(first, kinds[1:], fleet, pick)
+}
+
+// later draws faults of the given kinds after first, at distinct beats reaching half again past
+// the golden run of the fleet or not (as many as there are beats for), each with its argument;
+// and returns the schedule, first first.
+func (d *drawer) later(first faults.Fault, kinds []faults.Kind, fleet int, pick func(n int, what string) int) faults.Schedule {
 	span := d.goldens[fleet].Len()*3/2 + 1
-	beats := map[int]bool{first: true}
-	for len(beats) < min(n, span-first) {
-		beats[first+1+pick(span-first-1, "beat")] = true
+	beats := map[int]bool{}
+	for len(beats) < min(len(kinds), span-first.Beat-1) {
+		beats[first.Beat+1+pick(span-first.Beat-1, "beat")] = true
 	}
-	var s faults.Schedule
+	s := faults.Schedule{first}
 	for i, b := range slices.Sorted(maps.Keys(beats)) {
 		f := faults.Fault{Kind: kinds[i], Beat: b}
-		info, _ := f.Kind.Info()
-		switch info.Arg {
-		case faults.BytesArg:
-			f.Bytes = int64(pick(1024, "bytes"))
-			if info.Lasts {
-				f.Dur = d.o.diskFullDur()
-			}
-		case faults.ModeArg:
-			if m := pick(len(info.Modes), "mode"); m > 0 {
-				f.Mode = info.Modes[m]
-			}
-		case faults.DurationArg:
-			f.Dur = d.o.LeasePauses[pick(len(d.o.LeasePauses), "pause")]
-		case faults.WorkerArg:
-			f.Worker = pick(d.fleet+1, "worker") // 0: the scheduler's choice; W+1: worker W
-		}
+		d.args(&f, pick)
 		s = append(s, f)
 	}
-	return d.place(s)
+	return s
+}
+
+// redraw draws the later faults of draw raw again (see randomSchedules): how many, their kinds,
+// beats and arguments, its first fault kept, and with it whether the case runs a fleet (a kind
+// that needs one stays, or comes, among the later ones as it was in raw).
+func (d *drawer) redraw(raw faults.Schedule, pick func(n int, what string) int) faults.Schedule {
+	fleet := 0
+	if slices.ContainsFunc(raw, func(f faults.Fault) bool { return isFleet(f.Kind) }) {
+		fleet = 1
+	}
+	for range 20 {
+		kinds := make([]faults.Kind, pick(d.o.MaxFaults, "faults"))
+		for i := range kinds {
+			kinds[i] = d.o.Faults[pick(len(d.o.Faults), "kind")]
+		}
+		if isFleet(raw[0].Kind) || slices.ContainsFunc(kinds, isFleet) == (fleet == 1) {
+			return d.later(raw[0], kinds, fleet, pick)
+		}
+	}
+	var kinds []faults.Kind // none drawn alike: raw's kinds, at other beats
+	for _, f := range raw[1:] {
+		kinds = append(kinds, f.Kind)
+	}
+	return d.later(raw[0], kinds, fleet, pick)
+}
+
+// args draws the argument of fault f where its kind takes one (a switch to any worker, or to a
+// chosen one), a diskfull lasting Options.DiskFullFor.
+func (d *drawer) args(f *faults.Fault, pick func(n int, what string) int) {
+	info, _ := f.Kind.Info()
+	switch info.Arg {
+	case faults.BytesArg:
+		f.Bytes = int64(pick(1024, "bytes"))
+		if info.Lasts {
+			f.Dur = d.o.diskFullDur()
+		}
+	case faults.ModeArg:
+		if m := pick(len(info.Modes), "mode"); m > 0 {
+			f.Mode = info.Modes[m]
+		}
+	case faults.DurationArg:
+		f.Dur = d.o.LeasePauses[pick(len(d.o.LeasePauses), "pause")]
+	case faults.WorkerArg:
+		f.Worker = pick(d.fleet+1, "worker") // 0: the scheduler's choice; W+1: worker W
+	}
 }
 
 // place puts each fault of s after the first whose kind fires only at some beats at the first
@@ -481,12 +600,12 @@ func (p *probes) get(rn *sim.Runner, kinds []faults.Kind, s faults.Schedule, n i
 // is decided about them, so a campaign that asked for them has not passed them.
 func NoCase(rn *sim.Runner, o Options) ([]string, error) {
 	o = o.withDefaults()
-	seq, err := scheduleSeq(rn, o)
+	seq, err := scheduleSeq(rn, o, every)
 	if err != nil {
 		return nil, err
 	}
 	seen := map[faults.Kind]bool{}
-	for s := range seq {
+	for _, s := range seq {
 		for _, f := range s {
 			seen[f.Kind] = true
 		}
