@@ -36,9 +36,11 @@
 //
 // A crash case does not re-run the golden prefix: the disk, the world and the clock at the
 // crash beat are derived from the golden recording (sim.Runner), and only the recovery
-// process runs. The state command (Target.StateArgv) runs once per distinct disk: what it
-// printed is kept by the digest of the files it was shown (state.go). So a kill or power case
-// costs about one bare run of the command; chaoskit bench --exec measures it.
+// process runs. The state command (Target.StateArgv) runs once per distinct disk: the digest of
+// what it printed is kept by the digest of the files it was shown, and the documents themselves
+// within a budget, the golden run's for good, so that memory does not grow with the cases
+// whatever the state's size (state.go). So a kill or power case costs about one bare run of the
+// command; chaoskit bench --exec measures it.
 //
 // # Helpers
 //

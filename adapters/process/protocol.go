@@ -189,17 +189,5 @@ func canonical(raw json.RawMessage) (json.RawMessage, error) {
 
 // decode decodes JSON, keeping numbers as they were written.
 func decode(raw json.RawMessage) (any, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("more than one JSON value")
-	}
-	return v, nil
+	return decodeState(bytes.NewReader(raw), int64(len(raw)))
 }

@@ -2,10 +2,13 @@ package process_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/sim"
 )
@@ -35,5 +38,34 @@ func TestStateCommandRunsOncePerDisk(t *testing.T) {
 				t.Errorf("the state command ran %d times for two golden runs and %d cases", dumps, cases)
 			}
 		})
+	}
+}
+
+// A state command's output, written to a file and decoded from there, is one JSON value,
+// numbers as written, or an error quoting its start.
+func TestStateOutputIsDecoded(t *testing.T) {
+	disk := faults.NewDisk(faults.DiskOptions{})
+	for _, tc := range []struct {
+		print string
+		want  string // the document's JSON, or the error's end
+	}{
+		{`{"n": 12345678901234567890, "s": "x"}`, `{"n":12345678901234567890,"s":"x"}`},
+		{``, `null`},
+		{"\n", `printed no JSON (EOF): "\n"`},
+		{`not json`, `printed no JSON (invalid character 'o' in literal null (expecting 'u')): "not json"`},
+		{`{} {}`, `printed no JSON (more than one JSON value): "{} {}"`},
+	} {
+		tg := process.Target{Argv: []string{"true"}, StateArgv: []string{"printf", "%s", tc.print}}
+		doc, err := tg.State(disk)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			b, _ := json.Marshal(doc)
+			got = string(b)
+		}
+		if !strings.HasSuffix(got, tc.want) {
+			t.Errorf("state printing %q: %s, want …%s", tc.print, got, tc.want)
+		}
 	}
 }

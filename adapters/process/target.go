@@ -179,24 +179,18 @@ func (t Target) Run(ctx context.Context, env *harness.Env) (any, error) {
 // State reads the harness's durable state from fsys: by running StateArgv on a copy of it, or
 // as its files.
 func (t Target) State(fsys afero.Fs) (any, error) {
-	var doc any
-	if len(t.StateArgv) == 0 {
-		files, err := harness.Files(fsys)
-		if err != nil {
-			return nil, err
-		}
-		m := make(map[string]any, len(files))
-		for k, v := range files {
-			m[k] = v
-		}
-		doc = m
-	} else {
-		var err error
-		if doc, err = runState(&t, fsys); err != nil {
-			return nil, err
-		}
+	if len(t.StateArgv) > 0 {
+		return runState(&t, fsys) // its ignored paths removed
 	}
-	return t.ignore(doc)
+	files, err := harness.Files(fsys)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]any, len(files))
+	for k, v := range files {
+		m[k] = v
+	}
+	return t.ignore(m)
 }
 
 // ignore removes t.Ignore's paths from doc.
