@@ -230,8 +230,9 @@ func randomSchedules(rn *sim.Runner, o Options, holds func(int) bool) (iter.Seq2
 		return nil, err
 	}
 	return func(yield func(int, faults.Schedule) bool) {
-		seen := newHashSet(o.Cases)
-		classes := map[faults.Fault]*class{}
+		seen := newHashSet(o.Cases)   // the draws, as drawn
+		finals := newHashSet(o.Cases) // the schedules they came to, of those worked out
+		classes := map[uint64]*class{}
 		for n, t, misses := 0, 0, 0; n < o.Cases && misses < maxMisses; t++ {
 			raw := d.draw(d.source(t, 0))
 			if !seen.add(scheduleHash(raw)) {
@@ -241,10 +242,11 @@ func randomSchedules(rn *sim.Runner, o Options, holds func(int) bool) (iter.Seq2
 			misses = 0
 			index := n
 			n++
-			c := classes[raw[0]]
+			key := scheduleHash(raw[:1])
+			c := classes[key]
 			if c == nil {
 				c = &class{}
-				classes[raw[0]] = c
+				classes[key] = c
 			}
 			c.draws = append(c.draws, int32(t))
 			if !holds(index) {
@@ -253,51 +255,42 @@ func randomSchedules(rn *sim.Runner, o Options, holds func(int) bool) (iter.Seq2
 				}
 				continue
 			}
-			if s := d.final(c, len(c.draws)-1); s != nil && !yield(index, s) {
+			if s := d.final(c, finals); s != nil && !yield(index, s) {
 				return
 			}
 		}
 	}, nil
 }
 
-// class holds the draws of a random campaign that share a first fault: their numbers, in order,
-// and the hashes of the schedules the first done of them came to (nil for one left out).
+// class holds the numbers of the draws of a random campaign that share a first fault (or the
+// hash of one), in order, and how many of them have been worked out (final).
 type class struct {
-	draws  []int32
-	finals []*uint64
+	draws []int32
+	done  int
 }
 
 // maxRedraws is how many times a draw whose placed faults repeat an earlier draw's schedule has
 // its later faults drawn again before it is left out.
 const maxRedraws = 100
 
-// final returns the schedule the i-th draw of c comes to, placed, or nil if it is left out (see
-// randomSchedules); it works out those of the draws before it first, as each depends on them.
-func (d *drawer) final(c *class, i int) faults.Schedule {
+// final returns the schedule the last draw of c comes to, placed, or nil if it is left out (see
+// randomSchedules), having worked out those of the draws before it, on which it depends, first;
+// finals holds the schedules worked out so far, of every class (two classes' cannot be one).
+func (d *drawer) final(c *class, finals *hashSet) faults.Schedule {
 	var s faults.Schedule
-	for len(c.finals) <= i {
-		j := len(c.finals)
-		t := int(c.draws[j])
+	for ; c.done < len(c.draws); c.done++ {
+		t := int(c.draws[c.done])
 		raw := d.draw(d.source(t, 0))
 		s = nil
-		for a := 0; a <= maxRedraws; a++ {
+		for a := 0; a <= maxRedraws && s == nil; a++ {
 			cand := raw
 			if a > 0 {
 				cand = d.redraw(raw, d.source(t, a))
 			}
-			cand = d.place(slices.Clone(cand))
-			h := scheduleHash(cand)
-			if !slices.ContainsFunc(c.finals, func(f *uint64) bool { return f != nil && *f == h }) {
+			if cand = d.place(slices.Clone(cand)); finals.add(scheduleHash(cand)) {
 				s = cand
-				break
 			}
 		}
-		var f *uint64
-		if s != nil {
-			h := scheduleHash(s)
-			f = &h
-		}
-		c.finals = append(c.finals, f)
 	}
 	return s
 }
