@@ -229,7 +229,7 @@ test('every error code rejects with its class, a ChaoskitError with the code', l
   }));
   const c = await connect({ env: srv.env });
   const codes = Object.keys(errorsByCode);
-  assert.deepEqual(codes, ['transient', 'ambiguous', 'timeout', 'fenced', 'lease_held', 'lease_lost', 'rate_limited',
+  assert.deepEqual(codes, ['transient', 'ambiguous', 'timeout', 'fenced', 'key_reused', 'lease_held', 'lease_lost', 'rate_limited',
     'model_server', 'context_length', 'deadline', 'bad_request', 'version']);
   for (code of codes) {
     const err = await c.sleep(1).then(() => null, (e) => e);

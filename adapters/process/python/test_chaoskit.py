@@ -272,7 +272,7 @@ class ErrorTest(unittest.TestCase):
     def test_every_code(self):
         for code, cls in [("transient", chaoskit.Transient), ("ambiguous", chaoskit.Ambiguous),
                           ("timeout", chaoskit.Timeout), ("fenced", chaoskit.Fenced),
-                          ("lease_held", chaoskit.LeaseHeld), ("lease_lost", chaoskit.LeaseLost),
+                          ("key_reused", chaoskit.KeyReused), ("lease_held", chaoskit.LeaseHeld), ("lease_lost", chaoskit.LeaseLost),
                           ("rate_limited", chaoskit.RateLimited), ("model_server", chaoskit.ModelServer),
                           ("context_length", chaoskit.ContextLength), ("deadline", chaoskit.Deadline),
                           ("bad_request", chaoskit.BadRequest), ("version", chaoskit.VersionMismatch)]:
