@@ -216,12 +216,12 @@ func (e *UnsupportedError) Error() string {
 // later faults of those of the indexes holds holds (Draw).
 //
 // The draws are numbered, and told apart, before their faults are placed, for placing them runs
-// the target: a shard places its own cases only, and every shard numbers the draws alike. Each
-// draw has a source of its own (the seed and the draw's number), so that it can be drawn again
+// the target: a shard places its own cases only, and every shard numbers the draws alike. Where
+// the campaign's source stood before each draw is kept (24 bytes), so that it can be drawn again
 // without keeping it. Placing can make two draws one schedule (a later fault moved to the beat
 // where another's already was, or dropped); only draws with the same first fault can meet so,
 // for placing never moves it. The second of two such then has its later faults drawn again
-// (from a source of its own and its attempt: redraw), up to maxRedraws times, and is left out,
+// (from a source of its own, its index and attempt: redraw), up to maxRedraws times, and is left out,
 // its index unused, if every one repeats too (a short golden run with few schedules to draw). So to tell a case from the repeat of
 // another, a shard places, of the others' draws, only those with its case's first fault.
 func randomSchedules(rn *sim.Runner, o Options, holds func(int) bool) (iter.Seq2[int, faults.Schedule], error) {
@@ -230,11 +230,16 @@ func randomSchedules(rn *sim.Runner, o Options, holds func(int) bool) (iter.Seq2
 		return nil, err
 	}
 	return func(yield func(int, faults.Schedule) bool) {
+		pcg := rand.NewPCG(o.Seed, 0x72616e646f6d)
+		rng := rand.New(pcg)
+		pick := func(n int, _ string) int { return rng.IntN(n) }
 		seen := newHashSet(o.Cases)   // the draws, as drawn
 		finals := newHashSet(o.Cases) // the schedules they came to, of those worked out
+		var states []byte             // where the source stood before each draw counted, pcgState bytes each
 		classes := map[uint64]*class{}
-		for n, t, misses := 0, 0, 0; n < o.Cases && misses < maxMisses; t++ {
-			raw := d.draw(d.source(t, 0))
+		for n, misses := 0, 0; n < o.Cases && misses < maxMisses; {
+			state, _ := pcg.MarshalBinary()
+			raw := d.draw(pick)
 			if !seen.add(scheduleHash(raw)) {
 				misses++
 				continue
@@ -242,27 +247,34 @@ func randomSchedules(rn *sim.Runner, o Options, holds func(int) bool) (iter.Seq2
 			misses = 0
 			index := n
 			n++
+			states = append(states, state...)
 			key := scheduleHash(raw[:1])
 			c := classes[key]
 			if c == nil {
 				c = &class{}
 				classes[key] = c
 			}
-			c.draws = append(c.draws, int32(t))
+			c.draws = append(c.draws, int32(index))
 			if !holds(index) {
 				if !yield(index, nil) {
 					return
 				}
 				continue
 			}
-			if s := d.final(c, finals); s != nil && !yield(index, s) {
+			if s := d.final(c, finals, states); s != nil && !yield(index, s) {
 				return
 			}
 		}
 	}, nil
 }
 
-// class holds the numbers of the draws of a random campaign that share a first fault (or the
+// pcgState is the size of a rand.PCG's state as MarshalBinary writes it.
+var pcgState = func() int {
+	b, _ := rand.NewPCG(0, 0).MarshalBinary()
+	return len(b)
+}()
+
+// class holds the indexes of the draws of a random campaign that share a first fault (or the
 // hash of one), in order, and how many of them have been worked out (final).
 type class struct {
 	draws []int32
@@ -275,17 +287,23 @@ const maxRedraws = 100
 
 // final returns the schedule the last draw of c comes to, placed, or nil if it is left out (see
 // randomSchedules), having worked out those of the draws before it, on which it depends, first;
-// finals holds the schedules worked out so far, of every class (two classes' cannot be one).
-func (d *drawer) final(c *class, finals *hashSet) faults.Schedule {
+// finals holds the schedules worked out so far, of every class (two classes' cannot be one), and
+// states where the campaign's source stood before each draw, to draw it again.
+func (d *drawer) final(c *class, finals *hashSet, states []byte) faults.Schedule {
 	var s faults.Schedule
 	for ; c.done < len(c.draws); c.done++ {
-		t := int(c.draws[c.done])
-		raw := d.draw(d.source(t, 0))
+		index := int(c.draws[c.done])
+		pcg := new(rand.PCG)
+		if err := pcg.UnmarshalBinary(states[index*pcgState : (index+1)*pcgState]); err != nil {
+			panic(err) // marshalled by the same type
+		}
+		rng := rand.New(pcg)
+		raw := d.draw(func(n int, _ string) int { return rng.IntN(n) })
 		s = nil
 		for a := 0; a <= maxRedraws && s == nil; a++ {
 			cand := raw
 			if a > 0 {
-				cand = d.redraw(raw, d.source(t, a))
+				cand = d.redraw(raw, d.source(index, a))
 			}
 			if cand = d.place(slices.Clone(cand)); finals.add(scheduleHash(cand)) {
 				s = cand
@@ -295,10 +313,10 @@ func (d *drawer) final(c *class, finals *hashSet) faults.Schedule {
 	return s
 }
 
-// source returns the source of choices of draw t of the campaign, at its attempt a (0: the
-// draw, then each time its later faults are drawn again).
-func (d *drawer) source(t, a int) func(n int, what string) int {
-	rng := rand.New(rand.NewPCG(d.o.Seed, 0x72616e646f6d0000^uint64(t)<<8^uint64(a)))
+// source returns the source of choices of the a-th redraw of the draw of the given index (see
+// randomSchedules).
+func (d *drawer) source(index, a int) func(n int, what string) int {
+	rng := rand.New(rand.NewPCG(d.o.Seed, 0x7265647261770000^uint64(index)<<8^uint64(a)))
 	return func(n int, _ string) int { return rng.IntN(n) }
 }
 
@@ -447,15 +465,13 @@ func (d *drawer) draw(pick func(n int, what string) int) faults.Schedule {
 		}
 	}
 	at := d.admits[fleet][kinds[0]]
-	first := faults.Fault{Kind: kinds[0], Beat: at[pick(len(at), "beat")]}
-	d.args(&first, pick)
-	return d.later(first, kinds[1:], fleet, pick)
+	return d.later(faults.Fault{Kind: kinds[0], Beat: at[pick(len(at), "beat")]}, kinds[1:], fleet, pick, true)
 }
 
 // later draws faults of the given kinds after first, at distinct beats reaching half again past
-// the golden run of the fleet or not (as many as there are beats for), each with its argument;
-// and returns the schedule, first first.
-func (d *drawer) later(first faults.Fault, kinds []faults.Kind, fleet int, pick func(n int, what string) int) faults.Schedule {
+// the golden run of the fleet or not (as many as there are beats for), then the argument of each
+// (first's too, if withFirst); and returns the schedule, first first.
+func (d *drawer) later(first faults.Fault, kinds []faults.Kind, fleet int, pick func(n int, what string) int, withFirst bool) faults.Schedule {
 	span := d.goldens[fleet].Len()*3/2 + 1
 	beats := map[int]bool{}
 	for len(beats) < min(len(kinds), span-first.Beat-1) {
@@ -463,9 +479,12 @@ func (d *drawer) later(first faults.Fault, kinds []faults.Kind, fleet int, pick 
 	}
 	s := faults.Schedule{first}
 	for i, b := range slices.Sorted(maps.Keys(beats)) {
-		f := faults.Fault{Kind: kinds[i], Beat: b}
-		d.args(&f, pick)
-		s = append(s, f)
+		s = append(s, faults.Fault{Kind: kinds[i], Beat: b})
+	}
+	for i := range s {
+		if i > 0 || withFirst {
+			d.args(&s[i], pick)
+		}
 	}
 	return s
 }
@@ -484,14 +503,14 @@ func (d *drawer) redraw(raw faults.Schedule, pick func(n int, what string) int) 
 			kinds[i] = d.o.Faults[pick(len(d.o.Faults), "kind")]
 		}
 		if isFleet(raw[0].Kind) || slices.ContainsFunc(kinds, isFleet) == (fleet == 1) {
-			return d.later(raw[0], kinds, fleet, pick)
+			return d.later(raw[0], kinds, fleet, pick, false)
 		}
 	}
 	var kinds []faults.Kind // none drawn alike: raw's kinds, at other beats
 	for _, f := range raw[1:] {
 		kinds = append(kinds, f.Kind)
 	}
-	return d.later(raw[0], kinds, fleet, pick)
+	return d.later(raw[0], kinds, fleet, pick, false)
 }
 
 // args draws the argument of fault f where its kind takes one (a switch to any worker, or to a
