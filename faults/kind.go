@@ -232,11 +232,12 @@ func (k KindInfo) Form() string {
 	return form
 }
 
-// RateLimitRetryAfter is the retry-after a model-ratelimit fault answers with. Only the call
-// the fault fires at is refused: a call made again sooner is answered, for a process target's
-// wall-clock wait (time.sleep) does not move the virtual clock, and refusing it would fail a
-// harness that waits as told. Ignoring the retry-after is therefore not caught. The supervisor
-// counts the window as a fault in force (Holds).
+// RateLimitRetryAfter is the retry-after a model-ratelimit fault answers with. The limit holds
+// for that long, in virtual time: every model call of the run made before it ends, by any
+// process, is refused with the time left (a process target's time.sleep and setTimeout wait in
+// virtual time too, so a harness that waits as told is answered), so a harness that retries at
+// once, ignoring it, is refused until it gives up. The supervisor counts the window as a fault
+// in force (Holds).
 const RateLimitRetryAfter = 20 * time.Second
 
 var kindTable = []KindInfo{

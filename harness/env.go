@@ -49,6 +49,7 @@ type kernel interface {
 
 func init() {
 	envlink.New = func(k any) any { return &Env{k: k.(kernel)} }
+	envlink.Kernel = func(env any) any { return env.(*Env).k }
 }
 
 // FS returns the process's filesystem. Every mutating call on it is a beat; reads are not.

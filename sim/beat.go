@@ -23,6 +23,7 @@ const (
 	BeatSleep                       // a wait for virtual time
 	BeatAwait                       // a wait for a message on a topic
 	BeatLease                       // a call to the lease service
+	BeatWait                        // a wait of the target's own clock that timed out (a process target's)
 )
 
 // Beat is one interaction of the target with its Env, the unit at which faults are scheduled.
@@ -31,7 +32,7 @@ type Beat struct {
 	Worker  int       // the worker whose process made the beat
 	Process int       // the process: numbered from 0 in the order processes start
 	Op      faults.Op // BeatFS: the operation
-	Name    string    // the tool, the mark's label, the model call's purpose, the topic, the lease
+	Name    string    // the tool, the mark's label, the model call's purpose, the topic, the lease, the wait's call
 	Key     string    // the tool call's idempotency key; the lease operation
 	Ref     string    // a lookup's reference (harness.Env.Lookup)
 	Async   bool      // BeatToolSent: the tool is asynchronous (its completion comes as a message)
@@ -59,6 +60,8 @@ func (b Beat) Label() string {
 		s.WriteString("sleep " + b.Dur.String())
 	case BeatAwait:
 		s.WriteString("await " + b.Name)
+	case BeatWait:
+		s.WriteString("wait " + b.Dur.String() + " (" + b.Name + ")")
 	case BeatLease:
 		s.WriteString("lease " + b.Key + " " + b.Name)
 		if b.Refused {

@@ -42,5 +42,8 @@
 //   - observation.go: what a finished run hands the oracle (oracle.Observation).
 //   - case.go: a case's outcome, its trace and its text.
 //   - env.go: the kernel's side of the Env a target is given, wrapped by package harness through
-//     internal/envlink; the world the tools act on is package sim/internal/world's.
+//     internal/envlink, and what it offers an adapter whose target runs outside the process
+//     (envlink.Ext: waits that are not beats, the settling of an instant, the beat of a wait on
+//     the target's own clock, the order of ties); the rate limit's window; the world the tools
+//     act on is package sim/internal/world's.
 package sim

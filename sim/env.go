@@ -11,11 +11,13 @@ import (
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/internal/envlink"
 	"github.com/chaoskit/chaoskit/sim/internal/world"
 	"github.com/spf13/afero"
 )
 
-// env is a process's harness.Env: the kernel's side of it.
+// env is a process's harness.Env: the kernel's side of it, with what it offers adapters
+// beyond it (envlink.Ext).
 type env struct {
 	r    *run
 	p    *process
@@ -23,6 +25,8 @@ type env struct {
 	fs   afero.Fs
 	rng  *rand.Rand
 }
+
+var _ envlink.Ext = (*env)(nil)
 
 // FS is harness.Env.FS.
 func (e *env) FS() afero.Fs {
@@ -283,6 +287,9 @@ func (e *env) Model(ctx context.Context, c harness.ModelCall) (string, error) {
 	}
 	switch kind {
 	case faults.ModelRateLimit:
+		if until := e.r.clock.Now().Add(faults.RateLimitRetryAfter); until.After(e.r.rateLimited) {
+			e.r.rateLimited = until
+		}
 		return "", &harness.RateLimitError{RetryAfter: faults.RateLimitRetryAfter}
 	case faults.ModelError:
 		if f.Mode == "503" {
@@ -293,6 +300,9 @@ func (e *env) Model(ctx context.Context, c harness.ModelCall) (string, error) {
 		return "", harness.ErrContextLength
 	case faults.ModelHang:
 		return "", e.block(&wait{ctx: ctx})
+	}
+	if left := e.r.rateLimited.Sub(e.r.clock.Now()); left > 0 {
+		return "", &harness.RateLimitError{RetryAfter: left} // the window a rate limit opened holds for every process
 	}
 	if c.Latency > 0 {
 		if err := e.block(&wait{until: e.r.clock.Now().Add(c.Latency), ctx: ctx}); err != nil {
@@ -392,6 +402,28 @@ func (e *env) block(w *wait) error {
 	return w.err
 }
 
+// Hold is envlink.Ext.Hold.
+func (e *env) Hold(ctx context.Context, at time.Time) error {
+	e.alive()
+	return e.block(&wait{until: at, ctx: ctx})
+}
+
+// Settle is envlink.Ext.Settle.
+func (e *env) Settle() {
+	e.alive()
+	e.block(&wait{idle: true})
+}
+
+// Waited is envlink.Ext.Waited.
+func (e *env) Waited(d time.Duration, what string) {
+	e.beatAs(Beat{Kind: BeatWait, Dur: d, Name: what}, false)
+}
+
+// Reversed is envlink.Ext.Reversed: the counted golden runs reverse ties.
+func (e *env) Reversed() bool {
+	return e.r.rec != nil && e.r.rec.tally != nil
+}
+
 // injector is the Env's side of the fault layer: every mutating filesystem operation is a beat.
 type injector struct{ e *env }
 
@@ -412,10 +444,17 @@ func (e *env) alive() {
 // beat records a beat (see run.step) and acts on the fault due at it, if any. A crash does not
 // return; a freeze or a switch returns once the thread has the baton again.
 func (e *env) beat(b Beat) (int, *faults.Fault) {
+	return e.beatAs(b, true)
+}
+
+// beatAs is beat; progress says whether the beat counts as progress for the hang detector.
+func (e *env) beatAs(b Beat, progress bool) (int, *faults.Fault) {
 	e.alive()
 	r := e.r
 	r.mu.Lock()
-	r.progress++
+	if progress {
+		r.progress++
+	}
 	if e.bare {
 		r.mu.Unlock()
 		return -1, nil

@@ -58,6 +58,9 @@ type run struct {
 	maxBeats int             // beats after which a run counts as never ending
 	maxTime  time.Duration   // for a golden run: the virtual time after which it counts as never ending
 	late     bool            // the clock would have passed maxTime
+	// rateLimited is when the model's rate limit, set by a model-ratelimit fault, ends: every
+	// model call before then is refused with the time left (faults.RateLimitRetryAfter).
+	rateLimited time.Time
 	// spin counts the beats made in a row with the clock standing still and no mark, since
 	// spinAt; past maxSpin (0: no limit) the run is a livelock.
 	spin       int
@@ -148,6 +151,7 @@ type wait struct {
 	err    error             // why it woke
 	msgs   []harness.Message // the topic's messages, when it woke for them
 	thread *thread           // this thread having returned (Env.Go's wait)
+	idle   bool              // nothing else of the run being able to run before the clock moves (Settle)
 }
 
 type eventKind uint8
@@ -611,6 +615,9 @@ func (r *run) over() (ending, bool) {
 // advance moves the clock to the next thing due and makes it happen. It returns false when
 // nothing is due: every thread waits for something that will never come.
 func (r *run) advance() bool {
+	if r.settle() {
+		return true
+	}
 	now := r.clock.Now()
 	next, ok := time.Time{}, false
 	consider := func(t time.Time) {
@@ -666,6 +673,21 @@ func (r *run) advance() bool {
 	r.restarts = later
 	r.wakeReady()
 	return true
+}
+
+// settle wakes the threads that wait for the run to settle at this instant (envlink.Ext's
+// Settle), if any: nothing else can run, and the clock has not moved yet.
+func (r *run) settle() bool {
+	woke := false
+	for _, p := range r.live() {
+		for _, t := range p.threads {
+			if w := t.wait; w != nil && w.idle && !t.done {
+				t.wait = nil
+				woke = true
+			}
+		}
+	}
+	return woke
 }
 
 // wakeReady wakes every blocked thread whose wait is over.

@@ -132,3 +132,50 @@ func TestModelDivergeCatchesActingOnBothAnswers(t *testing.T) {
 		}
 	}
 }
+
+// A rate limit holds for its retry-after: a call made again before it ends, from this process
+// or the next, is refused with the time left; one made after it is answered.
+func TestRateLimitWindowHolds(t *testing.T) {
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		var seen []string
+		call := func() {
+			_, err := env.Model(ctx, harness.ModelCall{Purpose: "plan", Reply: "ok"})
+			seen = append(seen, fmt.Sprint(err))
+		}
+		call()
+		call() // at once: refused, 20s left
+		env.Sleep(ctx, 5*time.Second)
+		call() // 15s left
+		env.Sleep(ctx, 15*time.Second)
+		call() // the window is over
+		return seen, nil
+	}}
+	rn := newRunner(t, target, sim.Options{})
+	c := rn.Run(faults.Schedule{{Kind: faults.ModelRateLimit, Beat: 0}})
+	want := "[model: rate limited (429), retry after 20s model: rate limited (429), retry after 20s model: rate limited (429), retry after 15s <nil>]"
+	if got := fmt.Sprint(c.Result); got != want {
+		t.Fatalf("got %s\nwant %s", got, want)
+	}
+	if c := rn.Run(nil); fmt.Sprint(c.Result) != "[<nil> <nil> <nil> <nil>]" {
+		t.Fatalf("golden: %v", c.Result)
+	}
+}
+
+// The window outlives the process: one restarted after a kill inside it is refused too.
+func TestRateLimitWindowOutlivesTheProcess(t *testing.T) {
+	target := harness.Func{RunFunc: func(ctx context.Context, env *harness.Env) (any, error) {
+		_, err := env.Model(ctx, harness.ModelCall{Purpose: "plan", Reply: "ok"})
+		var rl *harness.RateLimitError
+		if errors.As(err, &rl) && env.Process() > 0 {
+			return rl.RetryAfter.String(), nil
+		}
+		env.Mark("asked")
+		return "answered", nil
+	}}
+	rn := newRunner(t, target, sim.Options{})
+	// beat 0 the model (429), beat 1 the mark: killed there, restarted a second later.
+	c := rn.Run(faults.Schedule{{Kind: faults.ModelRateLimit, Beat: 0}, {Kind: faults.Kill, Beat: 1}})
+	if c.Result != "19s" {
+		t.Fatalf("%s", c)
+	}
+}
