@@ -70,6 +70,8 @@ type run struct {
 	hangWhy    string // how the hang detector's timeout was chosen, for its message
 	hangHint   string // the target's own words for where a hang comes from (Hinter), if any
 	progress   int    // harness.Env calls so far, beats or not: what the hang detector watches
+	seen       int       // progress when the hang detector last saw it move (-1 before the first)
+	since      time.Time // and when
 
 	workers  []*worker
 	procs    []*process // every process started, in order
@@ -242,6 +244,7 @@ func newRun(newTarget func() harness.Target, o *Options, tools []harness.Tool, s
 		maxBeats:  maxBeats,
 		pcg:       rand.NewPCG(o.Seed, 0x736368656475),
 		events:    make(chan event),
+		seen:      -1,
 	}
 	r.rng = rand.New(r.pcg)
 	r.disk = faults.NewDisk(faults.DiskOptions{Now: r.clock.Now, Sector: o.Sector, Pending: keepsSubset(s), Model: o.FSModel})
@@ -453,7 +456,9 @@ const hangTicks = 16
 // is done, having ended every process.
 func (r *run) next(t *thread) (event, string) {
 	r.mu.Lock()
-	seen, since := r.progress, time.Now()
+	if r.progress != r.seen {
+		r.seen, r.since = r.progress, time.Now()
+	}
 	r.mu.Unlock()
 	t.resume <- struct{}{}
 	for {
@@ -475,11 +480,13 @@ func (r *run) next(t *thread) (event, string) {
 			r.mu.Lock()
 			n, hint := r.progress, cmp.Or(r.hangHint, hangHint)
 			r.mu.Unlock()
-			if n != seen {
-				seen, since = n, now
+			// seen and since live in the run, across events: threads that only wait and wake
+			// (envlink.Ext's Hold) are no progress.
+			if n != r.seen || r.since.IsZero() {
+				r.seen, r.since = n, now
 				continue
 			}
-			if now.Sub(since) >= r.o.Timeout {
+			if now.Sub(r.since) >= r.o.Timeout {
 				r.killAll()
 				return event{}, fmt.Sprintf("process %d hung: no beat for %s of wall-clock time%s; %s", t.p.id, r.o.Timeout, r.hangWhy, hint)
 			}

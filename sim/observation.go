@@ -83,7 +83,7 @@ func (r *run) observe(x ending, stater harness.Stater, trace bool) *oracle.Obser
 		obs.Undecided = x.hung
 		return obs
 	case x.over && r.spinning():
-		obs.Err = fmt.Sprintf("spins: %d beats in a row with the virtual clock standing still and no progress mark (the golden run's longest such stretch is %d): a livelock, such as a retry loop that never waits (a wait on the wall clock, time.Sleep or time.sleep or a library's own retry loop, is one the virtual clock cannot see: wait with env.Sleep, or the client's sleep)", r.spin, r.goldenSpin)
+		obs.Err = fmt.Sprintf("spins: %d beats in a row with the virtual clock standing still and no progress mark (the golden run's longest such stretch is %d): a livelock, such as a retry loop that never waits (in process, time.Sleep is a wait the virtual clock cannot see: wait with env.Sleep; a process target's own sleeps are virtual, except on the wall clock: --clock wall, or a machine without the trap)", r.spin, r.goldenSpin)
 	case x.over:
 		obs.Err = fmt.Sprintf("no end in sight: %d beats without completing; a livelock, or a restart that never gets anywhere", r.nbeats())
 	case x.panicked != "":

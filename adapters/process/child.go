@@ -6,12 +6,16 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode"
+
+	"golang.org/x/sys/unix"
 )
 
 // tailBytes is how much of a command's output a failure quotes.
@@ -20,16 +24,21 @@ const tailBytes = 2048
 // child is a running command: the leader of its own process group, with every process it
 // starts (see descendants).
 type child struct {
-	cmd     *exec.Cmd
-	name    string // its name for the reaper, and its cgroup's
-	out     *tail
-	all     *descendants
-	syncs   *syncTrap     // its sync(2) and syncfs(2) calls, if it was started trapping them
-	fatal   bool          // its sync calls kill it (SIGSYS): they cannot be trapped here
-	exited  chan struct{} // closed once the command has exited and been reaped
-	waitErr error
-	killed  bool // chaoskit killed it
-	mu      sync.Mutex
+	cmd  *exec.Cmd
+	name string // its name for the reaper, and its cgroup's
+	out  *tail
+	all  *descendants
+	// listener is its trap's (seccomp.go), or -1; virtual says the trap holds its clocks and
+	// waits (it runs under the tracer, tr); fatal, that its sync calls kill it (SIGSYS): they
+	// cannot be trapped here.
+	listener int
+	virtual  bool
+	tr       *tracerStart
+	fatal    bool
+	exited   chan struct{} // closed once the command has exited and been reaped
+	waitErr  error
+	killed   bool // chaoskit killed it
+	mu       sync.Mutex
 }
 
 // command is a command for startChild to start.
@@ -40,9 +49,12 @@ type command struct {
 	name   string    // its name for the reaper and its cgroup's, unique in chaoskit's directory
 	marker string    // marks its processes (see descendants)
 	stdout io.Writer // where its standard output goes; nil for the tail of its output
-	// trapSyncs starts it with its sync(2) and syncfs(2) calls handed to chaoskit (child.syncs),
-	// where this machine allows it (synctrap.go).
+	// trapSyncs starts it with its sync(2) and syncfs(2) calls handed to chaoskit (child.listener),
+	// where this machine allows it (seccomp.go).
 	trapSyncs bool
+	// virtual starts it under the tracer with its clocks and timed waits trapped too (watch.go),
+	// where this machine allows it: else it runs on the wall clock, and chaoskit says so once.
+	virtual bool
 }
 
 // startChild starts a command in a process group and a cgroup of its own, with its marker in
@@ -53,7 +65,7 @@ func startChild(cmd command) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &child{name: cmd.name, out: &tail{}, all: all, exited: make(chan struct{})}
+	c := &child{name: cmd.name, out: &tail{}, all: all, exited: make(chan struct{}), listener: -1}
 	start := func() error {
 		c.cmd = exec.Command(argv[0], argv[1:]...)
 		c.cmd.Dir = cmd.dir
@@ -63,10 +75,9 @@ func startChild(cmd command) (*child, error) {
 			c.cmd.Stdout = cmd.stdout
 		}
 		c.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		c.all.attach(c.cmd.SysProcAttr)
 		c.cmd.WaitDelay = time.Second // a grandchild that keeps the output open cannot hold up Wait
 		register(c.name, c.all.record(0))
-		err := c.launch(cmd.trapSyncs)
+		err := c.launch(cmd)
 		c.all.started()
 		if err == nil {
 			register(c.name, c.all.record(c.cmd.Process.Pid))
@@ -74,6 +85,11 @@ func startChild(cmd command) (*child, error) {
 		return err
 	}
 	err = start()
+	if errors.Is(err, errNoVirtualTime) {
+		noVirtualTime(err)
+		cmd.virtual = false
+		err = start()
+	}
 	if err != nil && all.cgroup != "" && startedOutsideCgroups(err) {
 		all.kill() // the cgroup would not take it (clone3 refused): track it by its marker
 		c.all = &descendants{marker: marker}
@@ -94,12 +110,30 @@ func startChild(cmd command) (*child, error) {
 	return c, nil
 }
 
-// launch starts c.cmd, trapping its sync calls if trap is set and seccomp allows it.
-func (c *child) launch(trap bool) error {
-	if !trap {
+// launch starts c.cmd: under the tracer with virtual time; else trapping its sync calls if
+// cmd.trapSyncs and seccomp allows it.
+func (c *child) launch(cmd command) error {
+	if cmd.virtual {
+		t, err := startTraced(c.cmd, c.all.fd)
+		var se *startError
+		switch {
+		case errors.As(err, &se):
+			return se.err
+		case err != nil:
+			return err
+		}
+		c.tr, c.listener, c.virtual = t, t.listener, true
+		if c.all.cgroup != "" && !t.inCgroup { // the cgroup would not take it: find it by its marker
+			c.all.kill()
+			c.all = &descendants{marker: cmd.marker}
+		}
+		return nil
+	}
+	c.all.attach(c.cmd.SysProcAttr)
+	if !cmd.trapSyncs {
 		return c.cmd.Start()
 	}
-	t, err := startTrapped(c.cmd)
+	fd, err := startSyncTrapped(c.cmd)
 	var se *startError
 	switch {
 	case errors.As(err, &se):
@@ -107,9 +141,76 @@ func (c *child) launch(trap bool) error {
 	case err != nil: // no seccomp filter at all here: the command runs, and its syncs make nothing durable
 		return c.cmd.Start()
 	}
-	c.syncs, c.fatal = t, t == nil
+	c.listener, c.fatal = fd, fd < 0
 	return nil
 }
+
+// noSyncTrap makes sync calls fatal as on a machine without user notifications (the tests of
+// that way set it).
+var noSyncTrap atomic.Bool
+
+// startSyncTrapped starts cmd with its sync(2) and syncfs(2) calls sent to a new listener, on
+// the wall clock: cmd.Start runs on an OS thread of its own that first installs the filter,
+// which the command inherits (and every process it starts); the thread then goes, taking the
+// filter with it. Where seccomp has no user notifications (Linux before 5.0, a sandbox that
+// forbids them), such a call kills the process with SIGSYS instead, which its failure explains
+// (errSyncUnseen): a loud refusal, never a checkpoint silently left un-fsynced (the listener is
+// then -1). If no filter can be installed at all, it returns that error and does not start cmd.
+func startSyncTrapped(cmd *exec.Cmd) (int, error) {
+	type started struct {
+		fd       int
+		err      error
+		startErr error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread, filter and all, ends with this goroutine
+		fd, err := -1, errors.New("user notifications turned off")
+		if !noSyncTrap.Load() {
+			fd, err = installFilter(unix.SECCOMP_RET_USER_NOTIF, false)
+		}
+		if err != nil {
+			if _, terr := installFilter(unix.SECCOMP_RET_TRAP, false); terr == nil {
+				ch <- started{fd: -1, startErr: cmd.Start()}
+				return
+			}
+			ch <- started{fd: -1, err: err}
+			return
+		}
+		ch <- started{fd: fd, startErr: cmd.Start()}
+	}()
+	s := <-ch
+	if s.err != nil {
+		return -1, s.err
+	}
+	if s.startErr != nil {
+		if s.fd >= 0 {
+			syscall.Close(s.fd)
+		}
+		return -1, &startError{s.startErr}
+	}
+	return s.fd, nil
+}
+
+// errSyncUnseen explains a command that died of SIGSYS under the filter that makes its sync
+// calls fatal.
+var errSyncUnseen = errors.New("killed by SIGSYS: it called sync(2) or syncfs(2), which a FUSE server is never told of " +
+	"and which chaoskit cannot trap on this machine (seccomp user notifications need Linux 5.0): fsync the files and directories instead")
+
+// noVirtual makes every command run on the wall clock, as on a machine without the trap (the
+// tests of that way set it).
+var noVirtual atomic.Bool
+
+// noVirtualTime says once, on chaoskit's standard error, why virtual time is unavailable here,
+// and makes every later command run on the wall clock.
+func noVirtualTime(err error) {
+	noVirtualOnce.Do(func() {
+		noVirtual.Store(true)
+		fmt.Fprintf(os.Stderr, "chaoskit: %v; sleeps of the commands take wall-clock time\n", err)
+	})
+}
+
+var noVirtualOnce sync.Once
 
 // startedOutsideCgroups reports whether a command that failed to start in a cgroup with err
 // might start outside it: clone3 or its cgroup refused, not the command.
@@ -129,9 +230,6 @@ func (c *child) kill() {
 		syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 	gone := c.all.kill()
-	if c.syncs != nil {
-		c.syncs.stop()
-	}
 	select {
 	case <-c.exited:
 	case <-time.After(killTimeout): // a process in uninterruptible sleep; the reaper will see to it

@@ -20,8 +20,9 @@ import (
 )
 
 // chaoskit's helpers are copies of the running program, started with helperArg as their first
-// argument, then the helper's name and arguments, which Init recognises: the reaper (reaper.go)
-// and the FUSE helper, which serves the state directories of processes on a FUSE disk.
+// argument, then the helper's name and arguments, which Init recognises: the reaper (reaper.go),
+// the FUSE helper, which serves the state directories of processes on a FUSE disk, and the
+// tracer (tracer.go), the parent of a command run with virtual time.
 const helperArg = "__chaoskit-helper"
 
 // initialized is set by Init: only then may this program start copies of itself as helpers.
@@ -42,6 +43,9 @@ func Init() {
 	initialized.Store(true)
 	if len(os.Args) < 3 || os.Args[1] != helperArg {
 		return
+	}
+	if os.Args[2] == "tracer" && len(os.Args) > 3 {
+		os.Exit(runTracer(os.Args[3:]))
 	}
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP) // for chaoskit to act on
 	switch os.Args[2] {

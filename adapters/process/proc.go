@@ -10,15 +10,18 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
 	"github.com/chaoskit/chaoskit/harness"
 )
 
 // proc is one process of a Target, three concerns apart: the command (child: its process
-// group and cgroup, killed with all it started), the protocol (session: the socket and the
-// requests) and the state directory (bridge: a FUSE mount of chaoskit's disk, or a copy of it).
-// The serve loop brings them together on the goroutine that runs the process in the simulation.
+// group and cgroup, killed with all it started, and its watcher: its trap and its quiescence),
+// the protocol (session: the socket and the requests, admitted by the admission) and the state
+// directory (bridge: a FUSE mount of chaoskit's disk, or a copy of it). The serve loop brings
+// them together on the goroutine that runs the process in the simulation.
 type proc struct {
 	t     *Target
 	env   *harness.Env
@@ -26,18 +29,23 @@ type proc struct {
 	child *child
 	sess  *session
 	disk  *bridge
+	adm   *admission
+	owed  *ledger
+	w     *watcher
 
 	stopOnce sync.Once
 	stopErr  error
+	stats    TrapStats
 }
 
-// start prepares the process's directory, state directory and socket, and starts the command.
+// start prepares the process's directory, state directory and socket, and starts the command
+// and its watcher.
 func start(t *Target, env *harness.Env) (*proc, error) {
 	root, err := root()
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{t: t, env: env}
+	p := &proc{t: t, env: env, owed: &ledger{}, adm: newAdmission(env)}
 	if p.dir, err = os.MkdirTemp(root, "p"); err != nil {
 		return nil, fmt.Errorf("process: %w", err)
 	}
@@ -46,7 +54,7 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 		os.RemoveAll(p.dir)
 		return nil, err
 	}
-	if p.sess, err = listen(t, env, sock, token, state, p.disk.atBeat); err != nil {
+	if p.sess, err = listen(t, env, sock, token, state, p.disk.atBeat, p.adm, p.owed); err != nil {
 		p.disk.close()
 		p.cleanup()
 		return nil, err
@@ -55,17 +63,36 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 		EnvStateDir + "=" + state, EnvProcess + "=" + strconv.Itoa(env.Process()),
 		EnvAttempt + "=" + strconv.Itoa(env.Process()), EnvWorker + "=" + strconv.Itoa(env.Worker())}
 	cmd := command{argv: t.Argv, dir: t.Dir, env: append(append([]string(nil), t.Env...), vars...), name: filepath.Base(p.dir), marker: token,
-		trapSyncs: t.Disk == FUSE}
+		trapSyncs: t.Disk == FUSE, virtual: t.Clock != WallClock && !noVirtual.Load() && !noSyncTrap.Load()}
 	if p.child, err = startChild(cmd); err != nil { // the token is the marker: CHAOSKIT_TOKEN
 		p.sess.close()
 		p.disk.close()
 		p.cleanup()
 		return nil, err
 	}
-	if p.child.syncs != nil {
-		go p.child.syncs.serve(p.disk.onSync)
+	registerProc(token, p)
+	sc := scanner{cgroup: p.child.all.cgroup, root: p.child.cmd.Process.Pid}
+	var shared sharedState
+	helper := 0
+	if tr := p.child.tr; tr != nil {
+		sc.root, shared, helper = tr.pid, tr.shared, tr.helper
+	}
+	var onSync func(int, string) syscall.Errno
+	if t.Disk == FUSE {
+		onSync = p.disk.onSync
+	}
+	if p.w, err = newWatcher(sc, p.child.listener, p.child.virtual, helper, shared, p.owedNow, onSync, env.Now()); err != nil {
+		p.stop()
+		return nil, err
 	}
 	return p, nil
+}
+
+// owedNow is what chaoskit owes the command: on its socket and at the HTTP front doors.
+func (p *proc) owedNow() (int, uint64) {
+	n, g := p.owed.owed()
+	m, h := doorsOwed()
+	return n + m, g + h
 }
 
 // newToken returns a new random token.
@@ -75,33 +102,105 @@ func newToken() string {
 	return hex.EncodeToString(tok[:])
 }
 
-// serve runs the process: it answers the command's requests and its mount's operations, one
-// at a time and in order, until the command has exited and its connection is closed.
+// serve runs the process until the command has exited, its connections have ended and every
+// request it made has been answered. It holds the baton while the command runs, so that nothing
+// else of the simulation moves meanwhile; once the watcher finds the command quiescent, it
+// hands over the next reply (one at a time, a quiescence apart), or else admits the requests
+// waiting and waits in the simulation, letting their threads run, until a reply is ready or the
+// clock reaches the deadline of a held wait of the command's (which then times out: a beat).
+// With nothing to wait for, it waits for the command, which waits for something outside
+// chaoskit: the hang detector's wall clock decides.
 func (p *proc) serve(ctx context.Context) (any, error) {
-	lines, exited := p.sess.lines, p.child.exited
-	for lines != nil || exited != nil {
+	s, a, w, ext := p.sess, p.adm, p.w, p.adm.ext
+	exited, ended := p.child.exited, s.ended
+	w.order(cmdWant)
+	idle := false // quiescent with nothing to wait for: the next event asks again
+	event := func() {
+		if idle {
+			idle = false
+			w.order(cmdWant)
+		}
+	}
+	for {
 		select {
-		case line, ok := <-lines:
-			if !ok {
-				lines = nil
-				continue
-			}
-			if err := p.sess.handle(ctx, line); err != nil {
+		case <-a.notify:
+			a.answerReads(ctx)
+			if s.failed != nil {
 				p.stop()
-				return nil, err
+				return nil, s.failed
 			}
+			event()
+		case <-w.activity:
+			event()
 		case o := <-p.disk.fsops:
 			p.disk.run(o)
-		case err := <-p.sess.helloErr:
+			event()
+		case err := <-s.helloErr:
 			p.stop()
 			return nil, err
 		case <-exited:
 			exited = nil
-			p.sess.endAccepting() // no connection will come
+			s.endAccepting() // no connection will come
+			event()
+		case <-ended:
+			ended = nil
+			event()
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case q := <-w.quiet:
+			if _, gen := p.owedNow(); gen != q.gen {
+				w.order(cmdWant) // something happened since: look again
+				continue
+			}
+			if v := time.Unix(0, w.now.Load()); v.After(p.env.Now()) { // the spin guard moved the clock
+				if err := ext.Hold(ctx, v); err != nil {
+					return nil, err
+				}
+				w.order(cmdWant)
+				continue
+			}
+			if r := a.next(); r != nil {
+				p.owed.gen.Add(1)
+				r.deliver(r.reply)
+				if s.failed != nil {
+					p.stop()
+					return nil, s.failed
+				}
+				w.order(cmdWant)
+				continue
+			}
+			if n := a.admitAll(); n > 0 {
+				w.requests.Add(uint64(n))
+			}
+			var until time.Time
+			if q.next != 0 {
+				until = time.Unix(0, q.next)
+			}
+			if a.inflight == 0 && exited == nil && ended == nil {
+				return p.end() // what the command left running waits on its own
+			}
+			if a.inflight == 0 && until.IsZero() {
+				idle = true
+				continue
+			}
+			if err := a.hold(ctx, until); err != nil {
+				return nil, err
+			}
+			now := p.env.Now()
+			w.now.Store(now.UnixNano())
+			if !until.IsZero() && !now.Before(until) {
+				if q.beat {
+					ext.Waited(q.length, q.what)
+				}
+				w.order(cmdRelease)
+			}
+			w.order(cmdWant)
 		}
 	}
+}
+
+// end is how the process ended, once the command has exited and every request is answered.
+func (p *proc) end() (any, error) {
 	res, err := p.sess.outcome()
 	if err != nil {
 		return nil, err
@@ -124,13 +223,18 @@ var errNoConnection = errors.New("the command exited without connecting to chaos
 	"makes its requests through it (call, model, sleep, mark after each durable step) and ends with done")
 
 // stop ends the process, once: it kills the command with all it started and waits for it,
-// closes the socket, unmounts the state directory (FUSE) or copies it back to the disk
-// (plain), and removes the process's directory. It runs when Run returns and, through
-// Env.AtEnd, when a fault crashes the process, before the crash reaches the disk.
+// stops its watcher, closes the socket, unmounts the state directory (FUSE) or copies it back
+// to the disk (plain), and removes the process's directory. It runs when Run returns and,
+// through Env.AtEnd, when a fault crashes the process, before the crash reaches the disk.
 func (p *proc) stop() {
 	p.stopOnce.Do(func() {
 		p.disk.stopping() // first: an operation the dying command left on the mount fails, and it can die
 		p.child.kill()
+		if p.w != nil {
+			p.stats = p.w.stop()
+		}
+		unregisterProc(p)
+		p.adm.close()
 		p.sess.close()
 		p.stopErr = p.disk.close()
 		p.cleanup()

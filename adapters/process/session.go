@@ -1,7 +1,6 @@
 package process
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/subtle"
@@ -10,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chaoskit/chaoskit/harness"
@@ -22,8 +22,10 @@ const maxLine = 16 << 20
 // polling messages): past it, the process is failed as flooding rather than left to spin.
 const maxIdle = 10_000
 
-// session is the protocol of one process (PROTOCOL.md): its socket, the connection the command
-// makes, and the requests it sends, each the Env call it stands for.
+// session is the protocol of one process (PROTOCOL.md): its socket, the connections the
+// command makes (several: threads and subprocesses of the command, each with the process's
+// token), and the requests they send, each the Env call it stands for, submitted for admission
+// (admit.go) and answered, by id, when the serve loop delivers the reply.
 type session struct {
 	t        *Target
 	env      *harness.Env
@@ -32,78 +34,122 @@ type session struct {
 	sock     string
 	token    string
 	ln       *net.UnixListener
-	lines    chan []byte // the connection's request lines; closed at its end
-	connMu   sync.Mutex
-	conn     net.Conn   // set once the hello is accepted
-	helloErr chan error // a refused hello, for the serve loop to fail the process with
+	adm      *admission
+	owed     *ledger
+	helloErr chan error    // a refused hello, for the serve loop to fail the process with
+	ended    chan struct{} // closed once no connection is accepted any more and every one has ended
+	readers  sync.WaitGroup
+	closing  atomic.Bool // the command has exited: accept ends once no connection waits
 
+	connMu sync.Mutex
+	conns  map[*pconn]bool // those whose hello was accepted
+
+	// What requests leave, each run in a thread of the process, one at a time.
 	result   any
 	sentDone bool
 	refused  string // the reason of a refuse request
 	idle     int
+	failed   error // a request that fails the process, once its answer is delivered
+}
+
+// pconn is one connection of the command: its ids in flight, for pipelining.
+type pconn struct {
+	c      *net.UnixConn
+	wmu    sync.Mutex
+	mu     sync.Mutex
+	flight map[int64]bool
 }
 
 // listen makes the session of a process of t, listening on the socket sock, with token.
-func listen(t *Target, env *harness.Env, sock, token, stateDir string, atBeat func() error) (*session, error) {
-	s := &session{t: t, env: env, stateDir: stateDir, atBeat: atBeat, sock: sock, token: token,
-		lines: make(chan []byte, 16), helloErr: make(chan error, 1)}
+func listen(t *Target, env *harness.Env, sock, token, stateDir string, atBeat func() error, adm *admission, owed *ledger) (*session, error) {
+	s := &session{t: t, env: env, stateDir: stateDir, atBeat: atBeat, sock: sock, token: token, adm: adm, owed: owed,
+		helloErr: make(chan error, 1), ended: make(chan struct{}), conns: map[*pconn]bool{}}
 	var err error
 	if s.ln, err = net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"}); err != nil {
 		return nil, fmt.Errorf("process: listening on %s: %w", sock, err)
 	}
+	owed.watch(s.ln, func() bool { return pendingConn(s.ln) })
+	s.readers.Add(1)
 	go s.accept()
+	go func() {
+		s.readers.Wait()
+		close(s.ended)
+	}()
 	return s, nil
 }
 
-// accept takes the child's connection, and refuses any other. It ends when the listener is
-// closed or past its deadline (set once the child has exited, so that a connection the child
-// made just before is still taken). Whoever ends last of it and the connection's reader closes
-// s.lines.
+// accept takes the command's connections, each read by a goroutine of its own. It ends when
+// the listener is closed or past its deadline (set once the command has exited, so that a
+// connection made just before is still taken).
 func (s *session) accept() {
-	reading := false
+	defer s.readers.Done()
+	defer s.owed.forget(s.ln)
 	for {
-		c, err := s.ln.AcceptUnix()
+		c, err := acceptMarked(s.ln, s.owed, s.closing.Load, func(c net.Conn) {
+			s.owed.watch(c, func() bool { return unread(c.(*net.UnixConn)) })
+			s.readers.Add(1)
+		})
 		if err != nil {
-			if !reading {
-				close(s.lines)
-			}
 			return
 		}
-		if reading {
-			writeLine(c, response{Error: &protoErr{Code: codeBadRequest, Message: "one connection per process: this one already has its connection"}})
-			c.Close()
-			continue
-		}
-		reading = true
-		go s.read(c)
+		go s.read(&pconn{c: c.(*net.UnixConn), flight: map[int64]bool{}})
 	}
 }
 
-// read reads the hello, then hands each request line to the serve loop, and closes s.lines
-// when the connection ends.
-func (s *session) read(c net.Conn) {
-	defer close(s.lines)
-	sc := bufio.NewScanner(c)
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	if !sc.Scan() {
-		c.Close()
-		return
-	}
-	if err := s.hello(c, sc.Bytes()); err != nil {
-		s.helloErr <- err
-		c.Close()
-		return
-	}
-	for sc.Scan() {
-		s.lines <- bytes.Clone(sc.Bytes())
-	}
-	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
-		s.lines <- nil // a request too long: the serve loop fails the process
+// read reads a connection by the busy-before-read rule: it waits until bytes are there, marks
+// itself busy, takes them, submits every whole line (the hello it answers itself), and unmarks.
+func (s *session) read(pc *pconn) {
+	defer s.readers.Done()
+	defer s.owed.forget(pc.c)
+	buf := make([]byte, 64<<10)
+	var line []byte
+	helloed := false
+	for {
+		if err := waitReadable(pc.c); err != nil {
+			return
+		}
+		s.owed.mark(1)
+		n, err := pc.c.Read(buf)
+		rest := buf[:n]
+		for len(rest) > 0 {
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				line = append(line, rest...)
+				break
+			}
+			line = append(line, rest[:i]...)
+			rest = rest[i+1:]
+			if !helloed {
+				if herr := s.hello(pc, line); herr != nil {
+					s.owed.mark(-1)
+					select {
+					case s.helloErr <- herr:
+					default:
+					}
+					pc.c.Close()
+					return
+				}
+				helloed = true
+			} else {
+				s.submit(pc, bytes.Clone(line))
+			}
+			line = line[:0]
+		}
+		if len(line) > maxLine {
+			s.submit(pc, nil) // a request too long: its do fails the process
+			line = nil
+			err = errors.New("too long")
+		}
+		s.owed.mark(-1)
+		if err != nil {
+			return
+		}
 	}
 }
 
 // hello checks a connection's first line: the hello, with the token and the protocol version.
-func (s *session) hello(c net.Conn, line []byte) error {
+func (s *session) hello(pc *pconn, line []byte) error {
+	c := pc.c
 	var req request
 	if err := json.Unmarshal(line, &req); err != nil || req.Op != "hello" {
 		writeLine(c, response{Error: &protoErr{Code: codeBadRequest, Message: "the first request must be a hello"}})
@@ -120,26 +166,110 @@ func (s *session) hello(c net.Conn, line []byte) error {
 	}
 	proc, worker := s.env.Process(), s.env.Worker()
 	s.connMu.Lock()
-	s.conn = c
+	s.conns[pc] = true
 	s.connMu.Unlock()
 	writeLine(c, response{ID: req.ID, OK: true, V: Version, Process: &proc, Attempt: &proc, Worker: &worker, StateDir: s.stateDir})
 	return nil
 }
 
-// endAccepting lets accept end once no connection is pending: the command has exited.
-func (s *session) endAccepting() { s.ln.SetDeadline(time.Now()) }
+// submit submits one request line of pc for admission: its key is the request's canonical
+// form, its reply goes back on pc with the request's id.
+func (s *session) submit(pc *pconn, line []byte) {
+	var req request
+	var fail error
+	key := Key{Args: string(line)} // a malformed request sorts first, by its bytes
+	switch {
+	case line == nil:
+		fail = fmt.Errorf("the command sent a request longer than %d bytes", maxLine)
+	default:
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			fail = fmt.Errorf("the command sent a malformed request (%v): %.120q", err, line)
+			break
+		}
+		key = requestKey(&req)
+		pc.mu.Lock()
+		switch {
+		case pc.flight[req.ID]:
+			fail = fmt.Errorf("the command sent request id %d while a request with that id was in flight on its connection: pipelined requests need distinct ids", req.ID)
+		case req.ID == 0 && len(pc.flight) > 0:
+			fail = errors.New("the command sent a request without an id while another was in flight on its connection: pipelined requests need ids")
+		default:
+			pc.flight[req.ID] = true
+		}
+		pc.mu.Unlock()
+	}
+	submit := s.adm.submit
+	if fail == nil && (req.Op == "now" || req.Op == "messages" || req.Op == "random") {
+		submit = func(_ Key, do Do, deliver func(any)) bool { return s.adm.submitRead(do, deliver) }
+	}
+	submit(key, func(ctx context.Context, _ *harness.Env) any {
+		if fail != nil {
+			return reqReply{resp: response{Error: &protoErr{Code: codeBadRequest, Message: "malformed request"}}, fail: fail}
+		}
+		resp, err := s.do(ctx, &req)
+		if err != nil {
+			resp = response{Error: &protoErr{Code: codeBadRequest, Message: err.Error()}}
+		}
+		return reqReply{resp: resp, fail: err}
+	}, func(reply any) {
+		a := reply.(reqReply)
+		a.resp.ID = req.ID
+		a.resp.OK = a.resp.Error == nil
+		pc.mu.Lock()
+		delete(pc.flight, req.ID)
+		pc.mu.Unlock()
+		pc.write(a.resp)
+		if a.fail != nil && s.failed == nil {
+			s.failed = a.fail
+		}
+	})
+}
 
-// close closes the socket and the connection.
+// reqReply is a request's reply: the response, and the error that fails the process, if any.
+type reqReply struct {
+	resp response
+	fail error
+}
+
+// requestKey is a request's place among those admitted with it (PROTOCOL.md, "Requests made at
+// once"): its op, what it acts on, its key, then the whole request's canonical JSON without its
+// id.
+func requestKey(req *request) Key {
+	name := req.Tool
+	for _, n := range []string{req.Purpose, req.Topic, req.Name, req.Label} {
+		if name == "" {
+			name = n
+		}
+	}
+	if req.Lease != nil && name == "" {
+		name = req.Lease.Name
+	}
+	r := *req
+	r.ID = 0
+	b, _ := json.Marshal(r)
+	args, err := canonical(b)
+	if err != nil {
+		args = b
+	}
+	return Key{Op: req.Op, Name: name, Key: req.Key, Args: string(args)}
+}
+
+// endAccepting lets accept end once no connection is pending: the command has exited.
+func (s *session) endAccepting() { s.closing.Store(true) }
+
+// close closes the socket and the connections.
 func (s *session) close() {
 	s.ln.Close()
 	s.connMu.Lock()
-	if s.conn != nil {
-		s.conn.Close()
+	for pc := range s.conns {
+		pc.c.Close()
 	}
 	s.connMu.Unlock()
 }
 
-// outcome is how the session ended once the command has exited and its connection closed: a
+// outcome is how the session ended once the command has exited and its connections closed: a
 // refused hello, a refusal, or the result it sent with done.
 func (s *session) outcome() (any, error) {
 	select {
@@ -153,33 +283,11 @@ func (s *session) outcome() (any, error) {
 	return s.result, nil
 }
 
-// connected reports whether the command's hello was accepted.
+// connected reports whether a hello was accepted.
 func (s *session) connected() bool {
 	s.connMu.Lock()
 	defer s.connMu.Unlock()
-	return s.conn != nil
-}
-
-// handle answers one request. It returns an error for a request that fails the process.
-func (s *session) handle(ctx context.Context, line []byte) error {
-	if line == nil {
-		return fmt.Errorf("the command sent a request longer than %d bytes", maxLine)
-	}
-	var req request
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		s.reply(response{Error: &protoErr{Code: codeBadRequest, Message: "malformed request: " + err.Error()}})
-		return fmt.Errorf("the command sent a malformed request (%v): %.120q", err, line)
-	}
-	resp, fail := s.do(ctx, &req)
-	if fail != nil {
-		resp = response{Error: &protoErr{Code: codeBadRequest, Message: fail.Error()}}
-	}
-	resp.ID = req.ID
-	resp.OK = resp.Error == nil
-	s.reply(resp)
-	return fail
+	return len(s.conns) > 0
 }
 
 // do performs a request: the Env call it stands for. It returns the response, or an error for a
@@ -372,14 +480,11 @@ func (s *session) declared(tool string) bool {
 	return false
 }
 
-// reply writes a response to the connection.
-func (s *session) reply(r response) {
-	s.connMu.Lock()
-	c := s.conn
-	s.connMu.Unlock()
-	if c != nil {
-		writeLine(c, r)
-	}
+// write writes a response to the connection, one line at a time.
+func (pc *pconn) write(r response) {
+	pc.wmu.Lock()
+	defer pc.wmu.Unlock()
+	writeLine(pc.c, r)
 }
 
 func writeLine(c net.Conn, r response) {

@@ -65,7 +65,23 @@ type Target struct {
 	// writes still apply, at requests; faults that fire at a write or an fsync (diskfull,
 	// fsyncfail) cannot.
 	Beats Beats
+	// Clock says which clock the command's own clock reads and timed waits see: VirtualClock
+	// (the default) traps them, so that time.sleep, setTimeout, timeouts and back-offs wait in
+	// virtual time and return at once, and the clock reads the simulation's time (PROTOCOL.md,
+	// "Time"); WallClock leaves them on the machine's clock. Where this machine cannot trap them
+	// (no seccomp user notification, ptrace refused), commands run on the wall clock and chaoskit
+	// says so once on its standard error.
+	Clock Clock
 }
+
+// Clock says which clock a command's own clock reads and timed waits see.
+type Clock string
+
+// The clocks.
+const (
+	VirtualClock Clock = "virtual"
+	WallClock    Clock = "wall"
+)
 
 // Beats says which of a command's doings are beats.
 type Beats string
@@ -145,6 +161,11 @@ func (t Target) Validate() error {
 		}
 	default:
 		return fmt.Errorf("process.Target: unknown beats mode %q (want all or calls)", t.Beats)
+	}
+	switch t.Clock {
+	case "", VirtualClock, WallClock:
+	default:
+		return fmt.Errorf("process.Target: unknown clock %q (want virtual or wall)", t.Clock)
 	}
 	for _, p := range t.Ignore {
 		if _, err := parsePath(p); err != nil {

@@ -5,12 +5,10 @@
 // adapters/process/PROTOCOL.md for the protocol it speaks.
 //
 // Under chaoskit, Connect finds the socket in the environment. Each request is a beat, at which
-// chaoskit may SIGKILL the process: a call then never returns. Requests are served one at a
-// time, in order; the client serializes them, so it is safe for concurrent use, but a thread
-// that sleeps holds up the others for that (virtual) time, and requests from several goroutines
-// at once reach chaoskit in the order the Go scheduler runs them, which differs from run to
-// run: chaoskit refuses the target as not deterministic. Make requests from one goroutine (renew
-// a lease between steps, not from a heartbeat goroutine).
+// chaoskit may SIGKILL the process: a call then never returns. A Client is safe for concurrent
+// use: each request is sent at once with an id of its own and answered by id, so requests of
+// several goroutines are in flight together, and chaoskit admits them in a canonical order, the
+// same in every run.
 package client
 
 import (
@@ -42,10 +40,13 @@ type Client struct {
 	// Deprecated: use Process.
 	Attempt int
 
-	mu   sync.Mutex
-	conn net.Conn
-	in   *bufio.Reader
-	id   int64
+	conn    net.Conn
+	in      *bufio.Reader
+	wmu     sync.Mutex // one request written at a time
+	mu      sync.Mutex
+	id      int64
+	waiting map[int64]chan []byte // the requests in flight, by id
+	broken  error                 // why the connection is unusable, once it is
 }
 
 // Connect connects to the chaoskit that started the process, as the environment names it.
@@ -58,7 +59,8 @@ func Connect() (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chaoskit: connecting to %s: %w", sock, err)
 	}
-	c := &Client{conn: conn, in: bufio.NewReaderSize(conn, 64<<10)}
+	c := &Client{conn: conn, in: bufio.NewReaderSize(conn, 64<<10), waiting: map[int64]chan []byte{}}
+	go c.read()
 	var r response
 	if err := c.do(request{Op: "hello", V: Version, Token: os.Getenv("CHAOSKIT_TOKEN"), Client: "go/" + strconv.Itoa(Version)}, &r); err != nil {
 		conn.Close()
@@ -305,27 +307,39 @@ func (r *response) lease() Lease {
 
 // do sends a request and reads its response into out (if not nil).
 func (c *Client) do(req request, out *response) error {
+	ch := make(chan []byte, 1)
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	if c.broken != nil {
+		err := c.broken
+		c.mu.Unlock()
+		return fmt.Errorf("chaoskit: %s: %w", req.Op, err)
+	}
 	c.id++
 	req.ID = c.id
+	c.waiting[req.ID] = ch
+	c.mu.Unlock()
 	b, err := json.Marshal(req)
+	if err == nil {
+		c.wmu.Lock()
+		_, err = c.conn.Write(append(b, '\n'))
+		c.wmu.Unlock()
+	}
 	if err != nil {
+		c.mu.Lock()
+		delete(c.waiting, req.ID)
+		c.mu.Unlock()
 		return fmt.Errorf("chaoskit: %s: %w", req.Op, err)
 	}
-	if _, err := c.conn.Write(append(b, '\n')); err != nil {
-		return fmt.Errorf("chaoskit: %s: %w", req.Op, err)
-	}
-	line, err := c.in.ReadBytes('\n')
-	if err != nil {
+	line, ok := <-ch
+	if !ok {
+		c.mu.Lock()
+		err := c.broken
+		c.mu.Unlock()
 		return fmt.Errorf("chaoskit: %s: no response: %w", req.Op, err)
 	}
 	var r response
 	if err := json.Unmarshal(line, &r); err != nil {
 		return fmt.Errorf("chaoskit: %s: malformed response: %w", req.Op, err)
-	}
-	if r.ID != 0 && r.ID != req.ID {
-		return fmt.Errorf("chaoskit: %s: response %d to request %d", req.Op, r.ID, req.ID)
 	}
 	if out != nil {
 		*out = r
@@ -337,4 +351,48 @@ func (c *Client) do(req request, out *response) error {
 		return &Error{Code: r.Error.Code, Message: r.Error.Message, RetryAfter: time.Duration(r.Error.RetryAfterMs) * time.Millisecond}
 	}
 	return nil
+}
+
+// read hands each response line to the request whose id it carries (a line without an id to
+// the one request in flight), until the connection ends; then every request waiting fails.
+func (c *Client) read() {
+	for {
+		line, err := c.in.ReadBytes('\n')
+		if err != nil {
+			c.fail(err)
+			return
+		}
+		var head struct {
+			ID int64 `json:"id"`
+		}
+		json.Unmarshal(line, &head)
+		c.mu.Lock()
+		id := head.ID
+		if id == 0 && len(c.waiting) == 1 {
+			for k := range c.waiting {
+				id = k
+			}
+		}
+		ch := c.waiting[id]
+		delete(c.waiting, id)
+		c.mu.Unlock()
+		if ch == nil {
+			c.fail(fmt.Errorf("a response (id %d) to no request in flight", head.ID))
+			return
+		}
+		ch <- line
+	}
+}
+
+// fail makes the client unusable for err's reason, failing every request waiting.
+func (c *Client) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.broken == nil {
+		c.broken = err
+	}
+	for id, ch := range c.waiting {
+		close(ch)
+		delete(c.waiting, id)
+	}
 }

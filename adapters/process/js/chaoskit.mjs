@@ -11,10 +11,11 @@
 //	await ck.done({ po: reply.id });
 //
 // Most requests are beats, at which chaoskit may SIGKILL the process: the promise then never
-// settles. Requests are served one at a time, in order; the client queues them, so concurrent
-// callers are safe, but one that sleeps holds up the others for that (virtual) time. The socket
-// keeps the process alive only while a request is in flight, so a harness ends when its work
-// does, without close().
+// settles. Requests are sent at once, each with an id of its own, and answered by id, so calls
+// made together (Promise.all) are in flight together, and chaoskit admits them in a canonical
+// order, the same in every run. The socket keeps the process alive only while a request is in
+// flight, so a harness ends when its work does, without close(). Under chaoskit, setTimeout and
+// Date.now run on virtual time (PROTOCOL.md, "Time").
 //
 // The protocol's uint64 values (random numbers, lease and fencing tokens) are BigInts: they are
 // read from the response text exactly, never through a float.
@@ -238,13 +239,11 @@ export class Client {
   /** Received bytes not yet ending a line. @type {Buffer[]} */
   #partial = [];
   #partialLen = 0;
-  /** The request waiting for its response. @type {{resolve: (line: string) => void, reject: (err: Error) => void} | null} */
-  #pending = null;
+  /** The requests waiting for their responses, by id. @type {Map<number, {resolve: (r: Record<string, any>) => void, reject: (err: Error) => void}>} */
+  #pending = new Map();
   /** Why the connection is unusable, once it is. @type {Error | null} */
   #broken = null;
   #lastId = 0;
-  /** The tail of the queue: each request starts when the one before has settled. @type {Promise<unknown>} */
-  #queue = Promise.resolve();
 
   /**
    * Clients come from connect().
@@ -456,23 +455,12 @@ export class Client {
   }
 
   /**
-   * Sends a request once those before it have been answered, and returns its response.
+   * Sends one request at once, waits for its response, and returns it, or throws the error it
+   * carries. Requests made together are in flight together.
    * @param {Record<string, unknown>} req the request, its fields as the protocol names them
    * @returns {Promise<Record<string, any>>}
    */
-  #request(req) {
-    const run = () => this.#roundTrip(req);
-    const p = this.#queue.then(run, run);
-    this.#queue = p.catch(() => {});
-    return p;
-  }
-
-  /**
-   * Sends one request, waits for its response, and returns it, or throws the error it carries.
-   * @param {Record<string, unknown>} req
-   * @returns {Promise<Record<string, any>>}
-   */
-  async #roundTrip(req) {
+  async #request(req) {
     if (this.#broken) throw this.#broken;
     const id = this.#lastId + 1;
     const line = /** @type {string} */ (encode({ id, ...req })); // an object always encodes
@@ -480,18 +468,11 @@ export class Client {
       throw new RangeError(`chaoskit: ${req.op}: the request is longer than ${MAX_LINE} bytes`);
     }
     this.#lastId = id; // a request refused here takes no id: the ids sent go 1, 2, 3...
-    const text = await new Promise((resolve, reject) => {
-      this.#pending = { resolve, reject };
-      this.#sock.ref(); // a request in flight keeps the process alive; an idle client does not
+    const r = await new Promise((resolve, reject) => {
+      if (this.#pending.size === 0) this.#sock.ref(); // a request in flight keeps the process alive; an idle client does not
+      this.#pending.set(id, { resolve, reject });
       this.#sock.write(line + '\n');
     });
-    let r;
-    try {
-      r = parseResponse(text);
-    } catch (err) {
-      throw this.#fail(new ConnectionError(`${req.op}: malformed response ${JSON.stringify(text.slice(0, 120))}`, { cause: err }));
-    }
-    if (r.id && r.id !== id) throw this.#fail(new ConnectionError(`${req.op}: response ${r.id} to request ${id}`));
     if (r.ok === true) return r;
     if (!r.error) throw new BadRequestError(`${req.op}: refused without a reason`);
     const { code, message, retry_after_ms: retryAfterMs = 0 } = r.error;
@@ -501,7 +482,8 @@ export class Client {
   }
 
   /**
-   * Takes in bytes from the socket and hands each complete line to the pending request.
+   * Takes in bytes from the socket and hands each complete line to the request whose id it
+   * carries (a line without an id to the one request in flight).
    * @param {Buffer} chunk
    */
   #read(chunk) {
@@ -512,14 +494,24 @@ export class Client {
       this.#partial = [];
       this.#partialLen = 0;
       chunk = chunk.subarray(nl + 1);
-      const p = this.#pending;
-      if (!p) {
-        this.#fail(new ConnectionError(`a response to no request: ${JSON.stringify(line.slice(0, 120))}`));
+      let r;
+      try {
+        r = parseResponse(line);
+      } catch (err) {
+        this.#fail(new ConnectionError(`malformed response ${JSON.stringify(line.slice(0, 120))}`, { cause: err }));
         return;
       }
-      this.#pending = null;
-      this.#sock.unref();
-      p.resolve(line);
+      let id = r.id;
+      if (!id && this.#pending.size === 1) id = this.#pending.keys().next().value;
+      const p = this.#pending.get(id);
+      if (!p) {
+        const only = this.#pending.size === 1 ? ` to request ${this.#pending.keys().next().value}` : ' to no request in flight';
+        this.#fail(new ConnectionError(`response ${r.id ?? JSON.stringify(line.slice(0, 120))}${only}`));
+        return;
+      }
+      this.#pending.delete(id);
+      if (this.#pending.size === 0) this.#sock.unref();
+      p.resolve(r);
     }
     if (chunk.length > 0) {
       this.#partial.push(chunk);
@@ -536,9 +528,9 @@ export class Client {
    */
   #fail(err) {
     this.#broken ??= err;
-    const p = this.#pending;
-    this.#pending = null;
-    p?.reject(this.#broken);
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const p of pending) p.reject(this.#broken);
     if (!this.#sock.destroyed) this.#sock.destroy();
     return this.#broken;
   }

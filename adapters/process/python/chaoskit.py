@@ -14,13 +14,17 @@ file with nothing beyond the standard library, so it can be copied next to any h
 Each request is a beat, at which chaoskit may SIGKILL the process: the call then never returns.
 Durations are seconds (floats or timedeltas) here and whole milliseconds of virtual time on the
 wire, at most a year (MAX_MS): a longer sleep, latency or ttl is a ValueError, a longer timeout
-counts as a year. Requests
-are served one at a time, in order; a Client serializes them with a lock, so threads may share
-it, but a thread that sleeps holds up the others for that (virtual) time, and requests from
-several threads at once (a ThreadPoolExecutor fanning out calls) reach chaoskit in the order the
-OS runs the threads, which differs from run to run: chaoskit then refuses the target, or calls
-its cases unknown, as not deterministic. Make requests from one thread, one after the other.
+counts as a year.
+
+A Client is safe to share between threads: each request is sent at once, with an id of its
+own, and answered by id, so requests from several threads (a ThreadPoolExecutor fanning out
+calls) are in flight together and chaoskit admits them in a canonical order, the same in every
+run. For asyncio, `ck = await chaoskit.connect_async()` gives an AsyncClient with the same
+methods as coroutines (`await asyncio.gather(ck.call(...), ck.call(...))`). time.sleep and
+asyncio.sleep wait in virtual time under chaoskit (PROTOCOL.md, "Time").
 """
+
+import asyncio
 
 import datetime
 import json
@@ -228,11 +232,7 @@ def connect(path=None, token=None):
     path and token default to CHAOSKIT_SOCKET and CHAOSKIT_TOKEN. Raises NotUnderChaoskit when
     there is no socket to connect to, VersionMismatch when chaoskit speaks another version, and
     BadRequest when it refuses the hello (a wrong token)."""
-    path = path or os.environ.get("CHAOSKIT_SOCKET", "")
-    if not path:
-        raise NotUnderChaoskit("chaoskit: CHAOSKIT_SOCKET is not set: not running under chaoskit")
-    if token is None:
-        token = os.environ.get("CHAOSKIT_TOKEN", "")
+    path, token = _where(path, token)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(path)
@@ -241,19 +241,237 @@ def connect(path=None, token=None):
         raise ProtocolError("connecting to %s: %s" % (path, e)) from e
     client = Client(sock)
     try:
-        r = client._do({"op": "hello", "v": VERSION, "token": token, "client": CLIENT_NAME})
+        client._hello(client._do(_hello(token)))
     except BaseException:
         client.close()
         raise
-    client.process = r.get("process", r.get("attempt", 0))
-    client.attempt = client.process
-    client.worker = r.get("worker", 0)
-    client.state_dir = r.get("state_dir", "")
     return client
 
 
-class Client:
-    """A connection to chaoskit; make one with connect().
+async def connect_async(path=None, token=None):
+    """Connects as connect() does, for asyncio: returns an AsyncClient, whose methods are
+    Client's as coroutines."""
+    path, token = _where(path, token)
+    try:
+        reader, writer = await asyncio.open_unix_connection(path, limit=MAX_LINE + 1)
+    except OSError as e:
+        raise ProtocolError("connecting to %s: %s" % (path, e)) from e
+    client = AsyncClient(reader, writer)
+    try:
+        client._hello(await client._do(_hello(token)))
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+def _where(path, token):
+    path = path or os.environ.get("CHAOSKIT_SOCKET", "")
+    if not path:
+        raise NotUnderChaoskit("chaoskit: CHAOSKIT_SOCKET is not set: not running under chaoskit")
+    if token is None:
+        token = os.environ.get("CHAOSKIT_TOKEN", "")
+    return path, token
+
+
+def _hello(token):
+    return {"op": "hello", "v": VERSION, "token": token, "client": CLIENT_NAME}
+
+
+# Each operation is written once, as a plan: it checks its arguments and returns the request
+# and a function of the response that gives the method's result. Client and AsyncClient make
+# their methods of the plans, blocking and as coroutines.
+
+def _call(tool, args, key=None, fence=0, timeout=None, ref=None):
+    """Calls a tool and returns its Reply.
+
+    args say what the call does and identify the effect (any JSON value); key is the
+    idempotency key (a tool that honours keys applies a key once); fence is the caller's
+    lease token, for fenced tools; timeout (seconds), if given, is the call's deadline; ref
+    is the harness's own reference for the effect, which the tool keeps for ever (unlike a
+    key it may forget), so that lookup() finds the effect by it. Raises Transient (not
+    applied: retry), Ambiguous (the reply was lost: it may have been applied), Timeout (the
+    deadline passed: it may still be applied), Fenced or KeyReused (the key was first used
+        with other arguments)."""
+    if not 0 <= fence < 1 << 64:
+        raise ValueError("chaoskit: call: fence must be a uint64, not %r" % (fence,))
+    return ({"op": "call", "tool": tool, "args": args, "key": key or None, "ref": ref or None,
+             "fence": fence or None, "timeout_ms": _positive(timeout, "timeout")},
+            lambda r: Reply(id=r.get("reply_id", ""), replayed=r.get("replayed", False), topic=r.get("topic", "")))
+
+
+def _lookup(tool, ref, timeout=None):
+    """Asks the tool for the effect applied with the reference ref (see call): its Reply, or
+    None if there is none. It is read-only, and outlives the tool's memory of keys; it can
+    fail as a call does (Transient, Ambiguous, Timeout)."""
+    return ({"op": "lookup", "tool": tool, "ref": ref, "timeout_ms": _positive(timeout, "timeout")},
+            lambda r: Reply(id=r.get("reply_id", "")) if r.get("found") else None)
+
+
+def _refuse(reason):
+    """Records that the harness refuses to go on, not knowing what is safe (an effect it
+    cannot tell was applied, and nothing to look it up by), with the reason a person should
+    read. Exit after it: the run ends there, and passes as refused. It is not a beat."""
+    return {"op": "refuse", "reason": reason}, _nothing
+
+
+def _model(purpose, reply, latency=0, timeout=None):
+    """Calls the scripted model and returns its text.
+
+    purpose names the logical call ("plan step 3"), reply is what the model answers, latency
+    (seconds) how long the answer takes, timeout (seconds), if given, the call's deadline.
+    Raises RateLimited (see .retry_after), ModelServer, ContextLength or Deadline."""
+    return ({"op": "model", "purpose": purpose, "reply": reply, "latency_ms": _ms(latency, "latency") or None,
+             "timeout_ms": _positive(timeout, "timeout")}, lambda r: r.get("text", ""))
+
+
+def _now():
+    """Returns the virtual time, an aware UTC datetime. It is not a beat."""
+    return {"op": "now"}, lambda r: _from_ms(r.get("now_ms", 0))
+
+
+def _sleep(seconds):
+    """Waits that many seconds of virtual time."""
+    return {"op": "sleep", "ms": _ms(seconds, "sleep") or None}, _nothing
+
+
+def _await(topic, timeout=None):
+    """Waits until a message is posted on topic, and returns all of the topic's messages.
+
+    timeout (seconds), if given, is a virtual deadline: Deadline is raised when it passes."""
+    return {"op": "await", "topic": topic, "timeout_ms": _positive(timeout, "timeout")}, _messages
+
+
+def _messages_of(topic):
+    """Returns the messages posted on topic so far, without waiting. It is not a beat."""
+    return {"op": "messages", "topic": topic}, _messages
+
+
+def _acquire(name, ttl):
+    """Takes the named lease for ttl seconds, unless another worker holds it (LeaseHeld)."""
+    return {"op": "acquire", "name": name, "ttl_ms": _ms(ttl, "ttl")}, _lease
+
+
+def _renew(lease, ttl):
+    """Extends a lease by ttl seconds from now, unless it was lost (LeaseLost)."""
+    return {"op": "renew", "lease": lease._wire(), "ttl_ms": _ms(ttl, "ttl")}, _lease
+
+
+def _release(lease):
+    """Gives a lease up."""
+    return {"op": "release", "lease": lease._wire()}, _nothing
+
+
+def _mark(label):
+    """Declares progress: call it right after a step became durable, with a label unique
+    to the step. chaoskit measures the work a crash loses from these marks."""
+    return {"op": "mark", "label": label}, _nothing
+
+
+def _random():
+    """Returns an integer in [0, 2**64) from the process's seeded source: use it instead of
+    your own randomness, so that runs repeat. It is not a beat."""
+    return {"op": "random"}, lambda r: r.get("value", 0)
+
+
+def _done(result):
+    """Sends the run's result (any JSON value), which chaoskit compares with the golden
+    run's. Exit with status 0 after it."""
+    return {"op": "done", "result": result}, _nothing
+
+
+def _nothing(r):
+    return None
+
+
+_PLANS = {"call": _call, "lookup": _lookup, "refuse": _refuse, "model": _model, "now": _now,
+          "sleep": _sleep, "await_": _await, "messages": _messages_of, "acquire": _acquire,
+          "renew": _renew, "release": _release, "mark": _mark, "random": _random, "done": _done}
+
+
+def _blocking(plan):
+    def method(self, *args, **kwargs):
+        req, result = plan(*args, **kwargs)
+        return result(self._do(req))
+    method.__doc__ = plan.__doc__
+    return method
+
+
+def _coroutine(plan):
+    async def method(self, *args, **kwargs):
+        req, result = plan(*args, **kwargs)
+        return result(await self._do(req))
+    method.__doc__ = plan.__doc__
+    return method
+
+
+def _encode(req, n):
+    """The request's line on the wire, with id n."""
+    req = {k: v for k, v in req.items() if v is not None or k in ("args", "result")}
+    req["id"] = n
+    line = json.dumps(req, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+    if len(line) > MAX_LINE:
+        raise ValueError("chaoskit: %s: the request is longer than %d bytes" % (req["op"], MAX_LINE))
+    return line
+
+
+def _decode(op, n, r):
+    """The response r (decoded, or an exception) to request n, or the error it carries."""
+    if isinstance(r, BaseException):
+        raise r
+    if not r.get("ok"):
+        err = r.get("error") or {}
+        if not err:
+            raise BadRequest("%s: refused without a reason" % op)
+        raise error_for(err.get("code"), err.get("message", ""), err.get("retry_after_ms", 0))
+    return r
+
+
+def _parse(answer):
+    """Decodes one response line: (its id, the response), or raises ProtocolError."""
+    if len(answer) > MAX_LINE:
+        raise ProtocolError("a response longer than %d bytes" % MAX_LINE)
+    if not answer.endswith(b"\n"):
+        raise ProtocolError("no response (the connection closed)")
+    try:
+        r = json.loads(answer)
+    except ValueError as e:
+        raise ProtocolError("malformed response: %s" % e) from e
+    if not isinstance(r, dict):
+        raise ProtocolError("malformed response: %.80r" % answer)
+    return r.get("id") or 0, r
+
+
+class _Base:
+    """What Client and AsyncClient share: the hello's fields and the responses in flight."""
+
+    def _hello(self, r):
+        self.process = r.get("process", r.get("attempt", 0))
+        self.attempt = self.process
+        self.worker = r.get("worker", 0)
+        self.state_dir = r.get("state_dir", "")
+
+    def _route(self, rid, r, waiting):
+        """Files response r (id rid) for the request waiting for it; waiting are the ids in
+        flight. A response with no id answers the one request in flight; any other breaks the
+        connection."""
+        if rid in waiting:
+            self._answers[rid] = r
+        elif rid == 0 and len(waiting) == 1:
+            self._answers[next(iter(waiting))] = r
+        elif len(waiting) == 1:
+            self._break(ProtocolError("response %r to request %d" % (rid, next(iter(waiting)))))
+        else:
+            self._break(ProtocolError("a response (id %r) to no request in flight" % (rid,)))
+
+    def _break(self, err):
+        if self._broken is None:
+            self._broken = err
+
+
+class Client(_Base):
+    """A connection to chaoskit; make one with connect(). Threads may share it: their requests
+    are in flight together.
 
     process numbers the process (0 for the first, one more per process started), worker is the
     worker it belongs to, and state_dir the directory to keep durable state in: everything
@@ -267,8 +485,13 @@ class Client:
         self.state_dir = ""
         self._sock = sock
         self._in = sock.makefile("rb")
-        self._lock = threading.Lock()
+        self._send = threading.Lock()
+        self._cond = threading.Condition()
         self._id = 0
+        self._waiting = set()
+        self._answers = {}
+        self._reading = False
+        self._broken = None
 
     def close(self):
         """Closes the connection."""
@@ -283,129 +506,138 @@ class Client:
         """Closes the connection."""
         self.close()
 
-    def call(self, tool, args, key=None, fence=0, timeout=None, ref=None):
-        """Calls a tool and returns its Reply.
-
-        args say what the call does and identify the effect (any JSON value); key is the
-        idempotency key (a tool that honours keys applies a key once); fence is the caller's
-        lease token, for fenced tools; timeout (seconds), if given, is the call's deadline; ref
-        is the harness's own reference for the effect, which the tool keeps for ever (unlike a
-        key it may forget), so that lookup() finds the effect by it. Raises Transient (not
-        applied: retry), Ambiguous (the reply was lost: it may have been applied), Timeout (the
-        deadline passed: it may still be applied), Fenced or KeyReused (the key was first used
-        with other arguments)."""
-        if not 0 <= fence < 1 << 64:
-            raise ValueError("chaoskit: call: fence must be a uint64, not %r" % (fence,))
-        r = self._do({"op": "call", "tool": tool, "args": args, "key": key or None, "ref": ref or None,
-                      "fence": fence or None, "timeout_ms": _positive(timeout, "timeout")})
-        return Reply(id=r.get("reply_id", ""), replayed=r.get("replayed", False),
-                     topic=r.get("topic", ""))
-
-    def lookup(self, tool, ref, timeout=None):
-        """Asks the tool for the effect applied with the reference ref (see call): its Reply, or
-        None if there is none. It is read-only, and outlives the tool's memory of keys; it can
-        fail as a call does (Transient, Ambiguous, Timeout)."""
-        r = self._do({"op": "lookup", "tool": tool, "ref": ref, "timeout_ms": _positive(timeout, "timeout")})
-        return Reply(id=r.get("reply_id", "")) if r.get("found") else None
-
-    def refuse(self, reason):
-        """Records that the harness refuses to go on, not knowing what is safe (an effect it
-        cannot tell was applied, and nothing to look it up by), with the reason a person should
-        read. Exit after it: the run ends there, and passes as refused. It is not a beat."""
-        self._do({"op": "refuse", "reason": reason})
-
-    def model(self, purpose, reply, latency=0, timeout=None):
-        """Calls the scripted model and returns its text.
-
-        purpose names the logical call ("plan step 3"), reply is what the model answers, latency
-        (seconds) how long the answer takes, timeout (seconds), if given, the call's deadline.
-        Raises RateLimited (see .retry_after), ModelServer, ContextLength or Deadline."""
-        r = self._do({"op": "model", "purpose": purpose, "reply": reply,
-                      "latency_ms": _ms(latency, "latency") or None,
-                      "timeout_ms": _positive(timeout, "timeout")})
-        return r.get("text", "")
-
-    def now(self):
-        """Returns the virtual time, an aware UTC datetime. It is not a beat."""
-        return _from_ms(self._do({"op": "now"}).get("now_ms", 0))
-
-    def sleep(self, seconds):
-        """Waits that many seconds of virtual time."""
-        self._do({"op": "sleep", "ms": _ms(seconds, "sleep") or None})
-
-    def await_(self, topic, timeout=None):
-        """Waits until a message is posted on topic, and returns all of the topic's messages.
-
-        timeout (seconds), if given, is a virtual deadline: Deadline is raised when it passes."""
-        r = self._do({"op": "await", "topic": topic, "timeout_ms": _positive(timeout, "timeout")})
-        return _messages(r)
-
-    def messages(self, topic):
-        """Returns the messages posted on topic so far, without waiting. It is not a beat."""
-        return _messages(self._do({"op": "messages", "topic": topic}))
-
-    def acquire(self, name, ttl):
-        """Takes the named lease for ttl seconds, unless another worker holds it (LeaseHeld)."""
-        r = self._do({"op": "acquire", "name": name, "ttl_ms": _ms(ttl, "ttl")})
-        return _lease(r)
-
-    def renew(self, lease, ttl):
-        """Extends a lease by ttl seconds from now, unless it was lost (LeaseLost)."""
-        r = self._do({"op": "renew", "lease": lease._wire(), "ttl_ms": _ms(ttl, "ttl")})
-        return _lease(r)
-
-    def release(self, lease):
-        """Gives a lease up."""
-        self._do({"op": "release", "lease": lease._wire()})
-
-    def mark(self, label):
-        """Declares progress: call it right after a step became durable, with a label unique
-        to the step. chaoskit measures the work a crash loses from these marks."""
-        self._do({"op": "mark", "label": label})
-
-    def random(self):
-        """Returns an integer in [0, 2**64) from the process's seeded source: use it instead of
-        your own randomness, so that runs repeat. It is not a beat."""
-        return self._do({"op": "random"}).get("value", 0)
-
-    def done(self, result):
-        """Sends the run's result (any JSON value), which chaoskit compares with the golden
-        run's. Exit with status 0 after it."""
-        self._do({"op": "done", "result": result})
-
     def _do(self, req):
-        """Sends one request and returns its response, raising the error it carries."""
-        req = {k: v for k, v in req.items() if v is not None or k in ("args", "result")}
-        with self._lock:
+        """Sends one request and returns its response, raising the error it carries. The thread
+        waiting reads the socket for every thread waiting, and hands each its response."""
+        with self._send:
+            line = _encode(req, self._id + 1)
             self._id += 1
-            req["id"] = self._id
-            line = json.dumps(req, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
-            if len(line) > MAX_LINE:
-                raise ValueError("chaoskit: %s: the request is longer than %d bytes"
-                                 % (req["op"], MAX_LINE))
+            n = self._id
+            with self._cond:
+                if self._broken is not None:
+                    raise self._broken
+                self._waiting.add(n)
             try:
                 self._sock.sendall(line)
-                answer = self._in.readline(MAX_LINE + 1)
             except OSError as e:
+                with self._cond:
+                    self._waiting.discard(n)
                 raise ProtocolError("%s: %s" % (req["op"], e)) from e
-        if len(answer) > MAX_LINE:
-            raise ProtocolError("%s: a response longer than %d bytes" % (req["op"], MAX_LINE))
-        if not answer.endswith(b"\n"):
-            raise ProtocolError("%s: no response (the connection closed)" % req["op"])
+        with self._cond:
+            try:
+                while n not in self._answers and self._broken is None:
+                    if self._reading:
+                        self._cond.wait()
+                        continue
+                    self._reading = True
+                    self._cond.release()
+                    try:
+                        answer = self._in.readline(MAX_LINE + 1)
+                        rid, r = _parse(answer)
+                    except ProtocolError as e:
+                        rid, r = None, e
+                    except (OSError, ValueError) as e:
+                        rid, r = None, ProtocolError("%s: %s" % (req["op"], e))
+                    finally:
+                        self._cond.acquire()
+                        self._reading = False
+                    if rid is None:
+                        self._break(ProtocolError("%s: %s" % (req["op"], r.args[0])) if len(self._waiting) == 1 else r)
+                    else:
+                        self._route(rid, r, self._waiting)
+                    self._cond.notify_all()
+                r = self._answers.pop(n, None)
+                if r is None:
+                    raise self._broken
+            finally:
+                self._waiting.discard(n)
+        return _decode(req["op"], n, r)
+
+
+class AsyncClient(_Base):
+    """A connection to chaoskit for asyncio; make one with connect_async(). Its methods are
+    Client's, as coroutines: requests awaited together (asyncio.gather) are in flight
+    together."""
+
+    def __init__(self, reader, writer):
+        """Wraps an open connection; the hello is connect_async()'s job."""
+        self.process = 0
+        self.attempt = 0
+        self.worker = 0
+        self.state_dir = ""
+        self._reader = reader
+        self._writer = writer
+        self._id = 0
+        self._waiting = {}
+        self._answers = {}
+        self._broken = None
+        self._task = None
+
+    def close(self):
+        """Closes the connection."""
+        if self._task is not None:
+            self._task.cancel()
+        self._writer.close()
+
+    async def __aenter__(self):
+        """Returns the client, for an async with statement that closes it."""
+        return self
+
+    async def __aexit__(self, *exc):
+        """Closes the connection."""
+        self.close()
+
+    async def _do(self, req):
+        """Sends one request and returns its response, raising the error it carries."""
+        if self._broken is not None:
+            raise self._broken
+        line = _encode(req, self._id + 1)
+        self._id += 1
+        n = self._id
+        fut = asyncio.get_running_loop().create_future()
+        self._waiting[n] = fut
+        if self._task is None:
+            self._task = asyncio.ensure_future(self._read())
         try:
-            r = json.loads(answer)
-        except ValueError as e:
-            raise ProtocolError("%s: malformed response: %s" % (req["op"], e)) from e
-        if not isinstance(r, dict):
-            raise ProtocolError("%s: malformed response: %.80r" % (req["op"], answer))
-        if r.get("id") not in (None, 0, req["id"]):
-            raise ProtocolError("%s: response %r to request %d" % (req["op"], r["id"], req["id"]))
-        if not r.get("ok"):
-            err = r.get("error") or {}
-            if not err:
-                raise BadRequest("%s: refused without a reason" % req["op"])
-            raise error_for(err.get("code"), err.get("message", ""), err.get("retry_after_ms", 0))
-        return r
+            self._writer.write(line)
+            await self._writer.drain()
+        except OSError as e:
+            self._waiting.pop(n, None)
+            raise ProtocolError("%s: %s" % (req["op"], e)) from e
+        try:
+            r = await fut
+        finally:
+            self._waiting.pop(n, None)
+        if isinstance(r, ProtocolError) and len(r.args) and not r.args[0].startswith(req["op"]):
+            r = ProtocolError("%s: %s" % (req["op"], r.args[0]))
+        return _decode(req["op"], n, r)
+
+    async def _read(self):
+        """Reads responses and hands each to the request waiting for it, until the end."""
+        while self._broken is None:
+            try:
+                answer = await self._reader.readline()
+                rid, r = _parse(answer)
+            except (ProtocolError, OSError, ValueError, asyncio.LimitOverrunError) as e:
+                self._break(e if isinstance(e, ProtocolError) else ProtocolError(str(e)))
+                break
+            self._answers = {}
+            self._route(rid, r, self._waiting)
+            for k, v in self._answers.items():
+                fut = self._waiting.get(k)
+                if fut is not None and not fut.done():
+                    fut.set_result(v)
+        for fut in self._waiting.values():
+            if not fut.done():
+                fut.set_result(self._broken)
+
+
+for _name, _plan in _PLANS.items():
+    setattr(Client, _name, _blocking(_plan))
+    setattr(AsyncClient, _name, _coroutine(_plan))
+    getattr(Client, _name).__name__ = _name
+    getattr(AsyncClient, _name).__name__ = _name
+del _name, _plan
 
 
 def _positive(seconds, what):

@@ -1,6 +1,7 @@
 """Unit tests of chaoskit.py against a fake chaoskit: a thread serving the protocol on a Unix
 socket, recording every line it reads. Run them with `python3 -m unittest` in this directory."""
 
+import asyncio
 import datetime
 import json
 import os
@@ -330,16 +331,18 @@ class ErrorTest(unittest.TestCase):
 
 
 class ConcurrencyTest(unittest.TestCase):
-    def test_one_request_at_a_time(self):
-        """Threads sharing a client never have two requests out at once, and each gets its own
-        answer."""
+    def test_requests_in_flight_together(self):
+        """Threads sharing a client have their requests in flight at once, and each gets its
+        own answer; the ids are distinct."""
         server = FakeChaoskit(lambda req: {"text": req["purpose"]})
         self.addCleanup(server.close)
         ck = server.connect()
         self.addCleanup(ck.close)
         wrong = []
+        barrier = threading.Barrier(6)
 
         def work(n):
+            barrier.wait()
             for i in range(10):
                 purpose = "thread %d call %d" % (n, i)
                 if ck.model(purpose, "x") != purpose:
@@ -351,9 +354,86 @@ class ConcurrencyTest(unittest.TestCase):
         for t in threads:
             t.join()
         self.assertEqual(wrong, [])
-        self.assertEqual(server.overlaps, 0)
-        ids = [r["id"] for r in server.requests()]
+        self.assertGreater(server.overlaps, 0)
+        ids = sorted(r["id"] for r in server.requests())
         self.assertEqual(ids, list(range(1, 62)))
+
+    def test_out_of_order(self):
+        """Responses come back by id, in any order."""
+        with PipelineFake(3) as fake:
+            ck = chaoskit.connect(fake.path, TOKEN)
+            self.addCleanup(ck.close)
+            got = {}
+
+            def work(n):
+                got[n] = ck.model("p%d" % n, "x")
+
+            threads = [threading.Thread(target=work, args=(n,)) for n in range(3)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(10)
+            self.assertEqual(got, {0: "p0", 1: "p1", 2: "p2"})
+
+    def test_asyncio_gather(self):
+        """AsyncClient's requests awaited together are in flight together."""
+        with PipelineFake(5) as fake:
+            async def main():
+                ck = await chaoskit.connect_async(fake.path, TOKEN)
+                try:
+                    self.assertEqual((ck.process, ck.worker), (2, 1))
+                    return await asyncio.gather(*[ck.model("p%d" % n, "x") for n in range(5)])
+                finally:
+                    ck.close()
+            self.assertEqual(asyncio.run(main()), ["p0", "p1", "p2", "p3", "p4"])
+
+    def test_asyncio_errors(self):
+        """AsyncClient raises the error a response carries, by code."""
+        server = FakeChaoskit(lambda req: ("error", "rate_limited", "slow down", 1500))
+        self.addCleanup(server.close)
+
+        async def main():
+            ck = await chaoskit.connect_async(server.path, TOKEN)
+            try:
+                await ck.model("p", "x")
+            finally:
+                ck.close()
+        with self.assertRaises(chaoskit.RateLimited) as cm:
+            asyncio.run(main())
+        self.assertEqual(cm.exception.retry_after, 1.5)
+
+
+class PipelineFake:
+    """A fake chaoskit that reads n requests after the hello, then answers them in the reverse
+    order, each with its purpose as text."""
+
+    def __init__(self, n):
+        self.n = n
+        self.dir = tempfile.mkdtemp(prefix="chaoskit-pytest-")
+        self.path = os.path.join(self.dir, "sock")
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(self.path)
+        self.listener.listen(1)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.listener.close()
+        self.thread.join(5)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _serve(self):
+        conn, _ = self.listener.accept()
+        with conn, conn.makefile("rb") as lines:
+            hello = json.loads(lines.readline())
+            conn.sendall(_line({"id": hello["id"], "ok": True, "v": 1, "process": 2, "worker": 1}))
+            reqs = [json.loads(lines.readline()) for _ in range(self.n)]
+            for req in reversed(reqs):
+                conn.sendall(_line({"id": req["id"], "ok": True, "text": req["purpose"]}))
+            lines.readline()
 
 
 if __name__ == "__main__":

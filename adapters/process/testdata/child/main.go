@@ -59,7 +59,7 @@ func main() {
 		linger(os.Getenv("CHILD_ESCAPE") == "daemon")
 		return
 	case "noconnect":
-		time.Sleep(time.Hour)
+		block()
 	case "exit0":
 		return
 	case "exit3":
@@ -90,7 +90,7 @@ func main() {
 		os.Exit(4)
 	case "hang":
 		c.Mark("started")
-		time.Sleep(time.Hour)
+		block()
 	case "flood":
 		for {
 			c.Now()
@@ -328,4 +328,15 @@ func must(err error) {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "child:", err)
 	os.Exit(1)
+}
+
+// block blocks for ever on something no clock ends (a pipe nobody writes): a command that has
+// stopped talking. (A time.Sleep would end, in virtual time.)
+func block() {
+	r, w, err := os.Pipe()
+	if err != nil {
+		fail(err)
+	}
+	defer w.Close()
+	r.Read(make([]byte, 1))
 }
