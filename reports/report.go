@@ -88,6 +88,7 @@ type Command struct {
 	Ignore []string `json:"ignore,omitempty"` // JSON paths left out of comparisons
 	Disk   string   `json:"disk,omitempty"`   // how its state directory reaches the disk: plain or fuse
 	Beats  string   `json:"beats,omitempty"`  // with fuse: which of its doings are beats, all or calls
+	Clock  string   `json:"clock,omitempty"`  // the clock its own sleeps and clock reads see: wall ("" for virtual)
 	// Digest is the SHA-256 of the files its command line names (its script, its binary), as
 	// they were when the campaign ran: it changes when the target does.
 	Digest string `json:"digest,omitempty"`

@@ -66,10 +66,10 @@ type run struct {
 	spin       int
 	spinAt     time.Time
 	maxSpin    int
-	goldenSpin int    // the golden run's longest such stretch, which maxSpin is set from
-	hangWhy    string // how the hang detector's timeout was chosen, for its message
-	hangHint   string // the target's own words for where a hang comes from (Hinter), if any
-	progress   int    // harness.Env calls so far, beats or not: what the hang detector watches
+	goldenSpin int       // the golden run's longest such stretch, which maxSpin is set from
+	hangWhy    string    // how the hang detector's timeout was chosen, for its message
+	hangHint   string    // the target's own words for where a hang comes from (Hinter), if any
+	progress   int       // harness.Env calls so far, beats or not: what the hang detector watches
 	seen       int       // progress when the hang detector last saw it move (-1 before the first)
 	since      time.Time // and when
 

@@ -16,17 +16,27 @@
 //		Disk:      process.FUSE,
 //	}), sim.Options{Name: "burr"})
 //
-// # One process, three concerns
+// # One process, four concerns
 //
 // A process of a Target (proc.go) brings together, on the goroutine that runs it in the
-// simulation, three things that are kept apart:
+// simulation (the serve loop), four things that are kept apart:
 //
 //   - the command (child.go, descendants.go): started in a process group and, where this
 //     machine has a writable cgroup v2 hierarchy, a cgroup of its own, so that a SIGKILL reaches
 //     every process it started, also one that left the group (setsid, a daemon's double fork);
 //     without cgroups its processes are found by the token in their environment;
-//   - the protocol session (session.go, protocol.go): the socket, the hello, and each request
-//     answered in order, one at a time;
+//   - the protocol session (session.go, protocol.go): the socket, the connections (several, each
+//     with its hello), and the requests (pipelined, answered by id), each submitted for
+//     admission;
+//   - admission (admit.go, owed.go, frontdoor.go): requests held until the command is
+//     quiescent, admitted in canonical order (Key), each run in a thread of the process, their
+//     replies handed back one at a time; what chaoskit owes the command (a ledger of bytes
+//     unread, connections not accepted, readers busy); Admit and FrontDoor, the same for the
+//     HTTP front doors;
+//   - the watcher (watch.go, quiesce.go, seccomp.go, tracer.go): one seccomp trap per command
+//     (sync and syncfs on a FUSE disk; with virtual time, every clock read and timed wait), the
+//     tracer that runs the command with its vDSO removed, and the scans that find it
+//     quiescent;
 //   - the disk bridge (bridge.go, copy.go): the state directory is either a FUSE mount of
 //     chaoskit's fault disk (package fusefs), every mutating file operation a beat, or a real
 //     directory holding a copy of the disk (plain), copied back before each beat and at the
@@ -44,7 +54,8 @@
 //
 // # Helpers
 //
-// chaoskit runs two helpers, copies of the running program that Init recognises (helper.go):
+// chaoskit runs three helpers, copies of the running program that Init recognises (helper.go):
+// the tracer (tracer.go), parent of each command run with virtual time;
 // the reaper (reaper.go), which cleans up after chaoskit however it dies, killing the commands
 // and helpers it recorded, removing their cgroups, detaching mounts and removing chaoskit's
 // directory; and the FUSE helper, which serves every FUSE disk and forwards each request to

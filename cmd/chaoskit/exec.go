@@ -35,11 +35,11 @@ func (m *multiFlag) Set(s string) error {
 // apply to every command given (--name pairs with the --exec in the same place).
 type execFlags struct {
 	exec, names, tools, ignore, env multiFlag
-	state, disk, beats, dir         *string
+	state, disk, beats, dir, clock  *string
 }
 
 // execParams are the flags of execFlags, in the order error messages name them.
-var execParams = []string{"exec", "name", "tool", "state", "ignore", "disk", "beats", "dir", "env"}
+var execParams = []string{"exec", "name", "tool", "state", "ignore", "disk", "beats", "clock", "dir", "env"}
 
 func addExecFlags(fs *flag.FlagSet) *execFlags {
 	f := &execFlags{}
@@ -50,6 +50,7 @@ func addExecFlags(fs *flag.FlagSet) *execFlags {
 	fs.Var(&f.ignore, "ignore", "a JSON path left out when results and states are compared, e.g. '$.checkpoints[*].ts' (repeatable)")
 	f.disk = fs.String("disk", "plain", "how the state directory reaches chaoskit's fault disk: plain (a copy: kill only) or fuse (a mount: every storage fault)")
 	f.beats = fs.String("beats", "all", "with --disk fuse, which of a command's doings are beats: all (requests and file operations) or calls (requests only)")
+	f.clock = fs.String("clock", "virtual", "the clock the commands' own sleeps, timeouts and clock reads see: virtual (trapped: they wait in virtual time and return at once) or wall (the machine's)")
 	f.dir = fs.String("dir", "", "the commands' working directory (default: the current one)")
 	fs.Var(&f.env, "env", "KEY=VALUE added to the commands' environment (repeatable)")
 	return f
@@ -92,6 +93,9 @@ func (f *execFlags) commands(set map[string]bool) ([]reports.Command, error) {
 		if *f.beats != string(process.AllBeats) {
 			cmd.Beats = *f.beats
 		}
+		if *f.clock != string(process.VirtualClock) {
+			cmd.Clock = *f.clock
+		}
 		if *f.state != "" {
 			if cmd.State, err = splitCommand(*f.state); err != nil {
 				return nil, usagef("--state %q: %v", *f.state, err)
@@ -113,7 +117,7 @@ func (f *execFlags) commands(set map[string]bool) ([]reports.Command, error) {
 // execTarget returns the campaign target that runs cmd, or a usage error naming what is wrong
 // with it.
 func execTarget(cmd reports.Command) (campaign.Target, error) {
-	t := process.Target{Argv: cmd.Argv, Dir: cmd.Dir, Env: cmd.Env, StateArgv: cmd.State, Ignore: cmd.Ignore, Disk: process.Disk(cmd.Disk), Beats: process.Beats(cmd.Beats)}
+	t := process.Target{Argv: cmd.Argv, Dir: cmd.Dir, Env: cmd.Env, StateArgv: cmd.State, Ignore: cmd.Ignore, Disk: process.Disk(cmd.Disk), Beats: process.Beats(cmd.Beats), Clock: process.Clock(cmd.Clock)}
 	for _, spec := range cmd.Tools {
 		tool, err := process.ParseTool(spec)
 		if err != nil {
@@ -218,6 +222,9 @@ func replayExec(cmd reports.Command, seed uint64, s faults.Schedule) string {
 	}
 	if cmd.Beats != "" {
 		words = append(words, "--beats", q(cmd.Beats))
+	}
+	if cmd.Clock != "" {
+		words = append(words, "--clock", q(cmd.Clock))
 	}
 	if cmd.Dir != "" {
 		words = append(words, "--dir", q(cmd.Dir))

@@ -1,6 +1,6 @@
 // Type declarations of chaoskit.mjs, the JavaScript client of chaoskit's process protocol
 // (../PROTOCOL.md). Most requests are beats, at which chaoskit may SIGKILL the process; requests
-// are queued and served one at a time, in order. Durations are whole milliseconds of virtual
+// made together are in flight together, answered by id. Durations are whole milliseconds of virtual
 // time: ms, latencyMs and ttlMs from 0 to 31536000000 (a year; a RangeError otherwise), timeoutMs
 // any safe integer (chaoskit counts one past a year as a year).
 
