@@ -12,9 +12,9 @@ import (
 // A command whose language cannot be told (a shell script, a binary) gets both clients'.
 var (
 	hangHints = map[string]string{
-		"python": "the process waited where chaoskit does not see it (time.sleep: wait with ck.sleep(seconds); a thread's join, a lock, a queue or a socket of its own) or ran code of its own that never returned",
-		"node":   "the process waited where chaoskit does not see it (setTimeout or timers/promises: wait with await ck.sleep(ms); a promise of its own that never settles, a lock or a socket; the client's requests, in Promise.all too, are seen) or ran code of its own that never returned",
-		"":       "the process waited where chaoskit does not see it (a sleep on the wall clock: wait with the client's sleep, ck.sleep; a thread, a promise, a lock or a socket of its own) or ran code of its own that never returned",
+		"python": "the process waited where chaoskit does not see it (a thread's join, a lock, an Event, a queue, a pipe or a socket of its own that nothing will wake; time.sleep and timeouts wait in virtual time, unless --clock wall: then wait with ck.sleep(seconds)) or ran code of its own that never returned",
+		"node":   "the process waited where chaoskit does not see it (a promise of its own that never settles, a lock, a pipe or a socket that nothing will wake; setTimeout and timers/promises wait in virtual time, unless --clock wall: then wait with await ck.sleep(ms); the client's requests, in Promise.all too, are seen) or ran code of its own that never returned",
+		"":       "the process waited where chaoskit does not see it (a thread, a promise, a lock, a pipe or a socket of its own that nothing will wake; sleeps wait in virtual time, unless --clock wall: then wait with the client's sleep, ck.sleep) or ran code of its own that never returned",
 	}
 	noBeatHints = map[string]string{
 		"python": "A process reaches chaoskit through its client: ck.call for tools, ck.model, ck.sleep, ck.mark after each durable step (with --disk fuse its writes in CHAOSKIT_STATE_DIR are beats too)",

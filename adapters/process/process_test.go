@@ -240,11 +240,11 @@ func TestAdviceFollowsTheCommandsLanguage(t *testing.T) {
 		argv []string
 		want string
 	}{
-		{[]string{"python3", "app.py"}, "time.sleep"},
-		{[]string{"sh", "-c", "python3 app.py"}, "time.sleep"},
-		{[]string{"./venv/bin/python", "-m", "app"}, "time.sleep"},
-		{[]string{"node", "app.mjs"}, "setTimeout"},
-		{[]string{"npx", "tsx", "app.ts"}, "setTimeout"},
+		{[]string{"python3", "app.py"}, "ck.sleep(seconds)"},
+		{[]string{"sh", "-c", "python3 app.py"}, "ck.sleep(seconds)"},
+		{[]string{"./venv/bin/python", "-m", "app"}, "ck.sleep(seconds)"},
+		{[]string{"node", "app.mjs"}, "await ck.sleep(ms)"},
+		{[]string{"npx", "tsx", "app.ts"}, "await ck.sleep(ms)"},
 		{[]string{"./harness", "--fast"}, "the client's sleep, ck.sleep"},
 	} {
 		if got := (process.Target{Argv: tc.argv}).HangHint(); !strings.Contains(got, tc.want) {

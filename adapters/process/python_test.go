@@ -120,7 +120,7 @@ func TestPythonAdviceInItsWords(t *testing.T) {
 	client, _ := filepath.Abs("python")
 	for _, tc := range []struct{ name, body, want string }{
 		{"hang", `ck.mark("started")
-import time; time.sleep(3600)`, "hung: no beat for 1s of wall-clock time; the process waited where chaoskit does not see it (time.sleep: wait with ck.sleep(seconds);"},
+import threading; threading.Event().wait()`, "hung: no beat for 1s of wall-clock time; the process waited where chaoskit does not see it (a thread's join, a lock, an Event,"},
 		{"nobeat", `ck.done(None)`, "made no beat: chaoskit saw nothing it did, so no fault can reach it. A process reaches chaoskit through its client: ck.call for tools,"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
