@@ -122,8 +122,8 @@ func TestClientCompatibility(t *testing.T) {
 	for _, tr := range []string{"http", "stdio"} {
 		sdk := "sdk " + tr + " "
 		expect(sdk+"list", "tools", "[create_po fenced flaky lost send_email slow]")
-		expect(sdk+"arg-key", "text", `{"id":"create_po-1","replayed":false}`)
-		expect(sdk+"arg-key", "structured", "map[id:create_po-1 replayed:false]")
+		expect(sdk+"arg-key", "text", `{"id":"create_po-1"}`)
+		expect(sdk+"arg-key", "structured", "map[id:create_po-1]")
 		expect(sdk+"meta-key", "isError", "false")
 		expect(sdk+"transient", "isError", "true")
 		expect(sdk+"transient", "text", "service unavailable (503): not applied, retry")

@@ -33,7 +33,9 @@
 // without the key, encoded canonically (keys sorted)}: a key that changes on resume is still the
 // same effect. Arguments are not validated against the schema. An applied call's result is
 // Options.Answer's (a recorded CallToolResult), else the reply as structured content and as its
-// JSON text: {"id":"create_po-2","replayed":false} ("topic" too, for an asynchronous tool).
+// JSON text: {"id":"create_po-2"} ("topic" too, for an asynchronous tool). A call replayed
+// under its key gets the first call's content again, and "chaoskit/replayed": true in the
+// result's _meta (MetaReplayed), as a payment API answers a replay with the first response.
 //
 // # Faults as MCP shows them
 //

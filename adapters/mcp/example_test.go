@@ -66,7 +66,7 @@ func ExampleNew() {
 	// Output:
 	// tool create_po: Create a purchase order.
 	// process proc-1 calls create_po key=run-1:step-2 args={"qty":3,"vendor":"acme"}
-	// {"id":"create_po-1","replayed":false}
+	// {"id":"create_po-1"}
 }
 
 func ExampleParseTool() {
@@ -101,6 +101,6 @@ func ExampleRelay() {
 	fmt.Print(out.String(), err, "\n")
 	// Output:
 	// process proc-2 calls notify key= args={"text":"hi"}
-	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"id\":\"notify-1\",\"replayed\":false}"}],"structuredContent":{"id":"notify-1","replayed":false}}}
+	// {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{\"id\":\"notify-1\"}"}],"structuredContent":{"id":"notify-1"}}}
 	// <nil>
 }

@@ -186,6 +186,8 @@ func TestKeyIsTakenFromItsPlaceAndLeftOutOfArgs(t *testing.T) {
 	}
 }
 
+// A result is the reply's id (and topic) as text and as structured content, the same for a
+// replayed call as for the first, which its _meta tells apart.
 func TestResultIsTheReply(t *testing.T) {
 	w := &world{answer: func(_ context.Context, c harness.Call) (harness.Reply, error) {
 		return harness.Reply{ID: "create_po-1", Replayed: true, Topic: "po-done"}, nil
@@ -195,10 +197,13 @@ func TestResultIsTheReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"id":"create_po-1","replayed":true,"topic":"po-done"}`
+	want := `{"id":"create_po-1","topic":"po-done"}`
 	structured, _ := json.Marshal(res.StructuredContent)
 	if len(res.Content) != 1 || res.Content[0].(*sdk.TextContent).Text != want || string(structured) != want || res.IsError {
 		t.Errorf("result %+v, structured %s; want %s as both", res, structured, want)
+	}
+	if res.Meta[mcp.MetaReplayed] != true {
+		t.Errorf("result _meta %v: want %s true for a replayed call", res.Meta, mcp.MetaReplayed)
 	}
 }
 
@@ -215,7 +220,7 @@ func TestAnswerPassesARecordedResult(t *testing.T) {
 		t.Errorf("recorded result: %+v, %v", res, err)
 	}
 	res, err = call(t, cs, &sdk.CallToolParams{Name: "notify"})
-	if err != nil || res.Content[0].(*sdk.TextContent).Text != `{"id":"notify-1","replayed":false}` {
+	if err != nil || res.Content[0].(*sdk.TextContent).Text != `{"id":"notify-1"}` {
 		t.Errorf("default result: %+v, %v", res, err)
 	}
 }

@@ -90,10 +90,14 @@ func Admit(ctx context.Context, token string, k Key, do Do) (any, error) {
 		dc.park(1)
 		defer dc.park(-1)
 	}
+	var mu sync.Mutex
+	waiting := true // the handler waits for the reply: once it has given up, nothing writes it
 	if !p.adm.submit(k, do, func(reply any) {
-		if dc != nil {
-			dc.setBusy(true) // owed until the handler has written it
+		mu.Lock()
+		if dc != nil && waiting {
+			dc.setBusy(true) // owed until the handler has written it (Handler clears it)
 		}
+		mu.Unlock()
 		got <- reply
 	}) {
 		return nil, ErrNoProcess
@@ -105,6 +109,9 @@ func Admit(ctx context.Context, token string, k Key, do Do) (any, error) {
 	case r := <-got:
 		return r, nil
 	case <-ctx.Done():
+		mu.Lock()
+		waiting = false
+		mu.Unlock()
 		return nil, ctx.Err()
 	}
 }

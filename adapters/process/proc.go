@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
+	"github.com/chaoskit/chaoskit/adapters/services"
 	"github.com/chaoskit/chaoskit/harness"
 )
 
@@ -31,6 +32,10 @@ type proc struct {
 	disk  *bridge
 	adm   *admission
 	owed  *ledger
+	front *services.Front // its services (Target.Services), or nil
+
+	doorMu  sync.Mutex
+	doorErr error // what failed it from its services (doorFailed)
 	w     *watcher
 
 	stopOnce sync.Once
@@ -62,15 +67,25 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 	vars := []string{EnvSocket + "=" + sock, EnvProtocol + "=" + strconv.Itoa(Version),
 		EnvStateDir + "=" + state, EnvProcess + "=" + strconv.Itoa(env.Process()),
 		EnvAttempt + "=" + strconv.Itoa(env.Process()), EnvWorker + "=" + strconv.Itoa(env.Worker())}
-	cmd := command{argv: t.Argv, dir: t.Dir, env: append(append([]string(nil), t.Env...), vars...), name: filepath.Base(p.dir), marker: token,
-		trapSyncs: t.Disk == FUSE, virtual: t.Clock != WallClock && !noVirtual.Load() && !noSyncTrap.Load()}
-	if p.child, err = startChild(cmd); err != nil { // the token is the marker: CHAOSKIT_TOKEN
+	svc, err := p.servicesEnv(token)
+	if err != nil {
 		p.sess.close()
 		p.disk.close()
 		p.cleanup()
 		return nil, err
 	}
-	registerProc(token, p)
+	vars = append(vars, svc...)
+	own := expandEnv(t.Env, append(vars, EnvToken+"="+token))
+	cmd := command{argv: t.Argv, dir: t.Dir, env: append(own, vars...), name: filepath.Base(p.dir), marker: token,
+		trapSyncs: t.Disk == FUSE, virtual: t.Clock != WallClock && !noVirtual.Load() && !noSyncTrap.Load()}
+	registerProc(token, p) // before it starts: its first request may come at once
+	if p.child, err = startChild(cmd); err != nil { // the token is the marker: CHAOSKIT_TOKEN
+		unregisterProc(p)
+		p.sess.close()
+		p.disk.close()
+		p.cleanup()
+		return nil, err
+	}
 	sc := scanner{cgroup: p.child.all.cgroup, root: p.child.cmd.Process.Pid}
 	var shared sharedState
 	helper := 0
@@ -208,7 +223,7 @@ func (p *proc) end() (any, error) {
 	if err := p.child.err(); err != nil {
 		return nil, err
 	}
-	if !p.sess.connected() && p.disk.ops == 0 {
+	if !p.sess.connected() && p.disk.ops == 0 && p.front == nil { // a process with services reaches chaoskit over HTTP
 		return nil, errNoConnection
 	}
 	return res, nil

@@ -118,7 +118,7 @@ func runStateCommand(t *Target, files tree, use func(out *os.File, size int64, d
 		return err
 	}
 	defer out.Close()
-	c, err := startChild(command{argv: t.StateArgv, dir: t.Dir, env: append(append([]string(nil), t.Env...), EnvStateDir+"="+state),
+	c, err := startChild(command{argv: t.StateArgv, dir: t.Dir, env: append(expandEnv(t.Env, []string{EnvStateDir + "=" + state}), EnvStateDir+"="+state),
 		name: filepath.Base(dir), marker: newToken(), stdout: out})
 	if err != nil {
 		return fmt.Errorf("state command: %w", err)

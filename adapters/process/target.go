@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/chaoskit/chaoskit/adapters/process/fusefs"
+	"github.com/chaoskit/chaoskit/adapters/services"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/spf13/afero"
@@ -72,6 +74,15 @@ type Target struct {
 	// (no seccomp user notification, ptrace refused), commands run on the wall clock and chaoskit
 	// says so once on its standard error.
 	Clock Clock
+	// Services are HTTP services served to every process on loopback (services.Config): the
+	// model API answering from a cassette, the declared tools over MCP, REST service doubles.
+	// A process gets their URLs as the SDKs read them: OPENAI_BASE_URL and OPENAI_API_KEY,
+	// ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY, CHAOSKIT_MCP_URL, CHAOSKIT_HTTP_URL (the base
+	// of the REST routes); Env maps them onto the command's own names
+	// ("PAYMENTS_URL=${CHAOSKIT_HTTP_URL}"). Their tools need no declaration in ToolList. A
+	// model request the cassette cannot answer makes the run undecided, with the difference
+	// between what was asked and what was recorded.
+	Services services.Config
 }
 
 // Clock says which clock a command's own clock reads and timed waits see.
@@ -93,7 +104,9 @@ const (
 )
 
 // Tools returns t.ToolList.
-func (t Target) Tools() []harness.Tool { return t.ToolList }
+func (t Target) Tools() []harness.Tool {
+	return servicesTools(t.Services, slices.Clone(t.ToolList))
+}
 
 // DefaultMaxBeats is the bound on a command's golden run, in beats, when sim.Options.MaxBeats
 // (chaoskit run --max-beats) sets none: every beat of a command is a round trip between two
@@ -167,6 +180,9 @@ func (t Target) Validate() error {
 	default:
 		return fmt.Errorf("process.Target: unknown clock %q (want virtual or wall)", t.Clock)
 	}
+	if err := checkEnvRefs(t.Env, t.Services); err != nil {
+		return fmt.Errorf("process.Target: %w", err)
+	}
 	for _, p := range t.Ignore {
 		if _, err := parsePath(p); err != nil {
 			return fmt.Errorf("process.Target: ignore path: %w", err)
@@ -193,6 +209,9 @@ func (t Target) Run(ctx context.Context, env *harness.Env) (any, error) {
 	p.stop()
 	if err == nil {
 		err = p.stopErr
+	}
+	if miss := p.missed(); miss != nil {
+		return nil, miss // what the process did after a request with no answer says nothing
 	}
 	return res, err
 }
