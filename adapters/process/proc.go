@@ -36,7 +36,7 @@ type proc struct {
 
 	doorMu  sync.Mutex
 	doorErr error // what failed it from its services (doorFailed)
-	w     *watcher
+	w       *watcher
 
 	stopOnce sync.Once
 	stopErr  error
@@ -78,7 +78,7 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 	own := expandEnv(t.Env, append(vars, EnvToken+"="+token))
 	cmd := command{argv: t.Argv, dir: t.Dir, env: append(own, vars...), name: filepath.Base(p.dir), marker: token,
 		trapSyncs: t.Disk == FUSE, virtual: t.Clock != WallClock && !noVirtual.Load() && !noSyncTrap.Load()}
-	registerProc(token, p) // before it starts: its first request may come at once
+	registerProc(token, p)                          // before it starts: its first request may come at once
 	if p.child, err = startChild(cmd); err != nil { // the token is the marker: CHAOSKIT_TOKEN
 		unregisterProc(p)
 		p.sess.close()
