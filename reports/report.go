@@ -89,8 +89,12 @@ type Command struct {
 	Disk   string   `json:"disk,omitempty"`   // how its state directory reaches the disk: plain or fuse
 	Beats  string   `json:"beats,omitempty"`  // with fuse: which of its doings are beats, all or calls
 	Clock  string   `json:"clock,omitempty"`  // the clock its own sleeps and clock reads see: wall ("" for virtual)
-	// Digest is the SHA-256 of the files its command line names (its script, its binary), as
-	// they were when the campaign ran: it changes when the target does.
+	// Cassette is the file of the model's answers its model API serves (absolute), and HTTP
+	// its REST service doubles, as --http writes them.
+	Cassette string   `json:"cassette,omitempty"`
+	HTTP     []string `json:"http,omitempty"`
+	// Digest is the SHA-256 of the files its command line names (its script, its binary) and
+	// of its cassette, as they were when the campaign ran: it changes when the target does.
 	Digest string `json:"digest,omitempty"`
 }
 

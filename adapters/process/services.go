@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/chaoskit/chaoskit/adapters/mcp"
 	"github.com/chaoskit/chaoskit/adapters/rest"
 	"github.com/chaoskit/chaoskit/adapters/services"
 	"github.com/chaoskit/chaoskit/harness"
@@ -25,19 +26,19 @@ import (
 // is declared. A team maps its own variable names onto them with Env ("PAYMENTS_URL=${CHAOSKIT_HTTP_URL}").
 const (
 	EnvHTTPURL = "CHAOSKIT_HTTP_URL" // the base of every service of the process: http://127.0.0.1:PORT/t/TOKEN
-	EnvMCPURL  = "CHAOSKIT_MCP_URL"  // the MCP server of the declared tools (streamable HTTP)
+	EnvMCPURL  = mcp.EnvURL          // the MCP server of the declared tools (streamable HTTP)
 )
 
 // serviceVars returns the variables that give a process its services, at base.
 func serviceVars(cfg services.Config, base, token string) []string {
 	var v []string
-	if len(cfg.Tools) > 0 || len(cfg.Routes) > 0 || cfg.Cassette != nil {
+	if hasServices(cfg) {
 		v = append(v, EnvHTTPURL+"="+base)
 	}
 	if len(cfg.Tools) > 0 {
 		v = append(v, EnvMCPURL+"="+base+"/mcp")
 	}
-	if cfg.Cassette != nil {
+	if cfg.Cassette != nil || cfg.Model != nil {
 		v = append(v,
 			"OPENAI_BASE_URL="+base+"/v1", "OPENAI_API_KEY="+token,
 			// The Agents SDK exports traces to OpenAI's host unless told not to: nothing
@@ -50,7 +51,7 @@ func serviceVars(cfg services.Config, base, token string) []string {
 
 // hasServices reports whether cfg declares any service.
 func hasServices(cfg services.Config) bool {
-	return cfg.Cassette != nil || len(cfg.Tools) > 0 || len(cfg.Routes) > 0
+	return cfg.Cassette != nil || cfg.Model != nil || len(cfg.Tools) > 0 || len(cfg.Routes) > 0
 }
 
 // servicesTools returns the tools the services' requests call, as the world declares them:

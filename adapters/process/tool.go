@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chaoskit/chaoskit/adapters/mcp"
+	"github.com/chaoskit/chaoskit/adapters/rest"
 	"github.com/chaoskit/chaoskit/harness"
 )
 
@@ -20,24 +22,51 @@ var contracts = map[string]harness.Contract{
 //
 //	NAME=CONTRACT[,latency=DUR][,key-ttl=DUR][,fenced][,ordered][,async=DUR][,outcome=TEXT]
 //
-// with CONTRACT one of read-only, idempotent-by-key (or idempotent) and not-idempotent, and
-// DUR a Go duration of virtual time, e.g. create_po=idempotent,latency=1s,key-ttl=24h.
+// with CONTRACT one of read-only, idempotent-by-key (or idempotent) and not-idempotent, or,
+// for a tool an agent calls over MCP (ServedTool), idempotent-by-arg:$.PATH or
+// idempotent-by-meta:NAME, which say where its key is; and DUR a Go duration of virtual time,
+// e.g. create_po=idempotent,latency=1s,key-ttl=24h.
 func ParseTool(text string) (harness.Tool, error) {
-	var t harness.Tool
-	fail := func(format string, args ...any) (harness.Tool, error) {
-		return harness.Tool{}, fmt.Errorf("tool %q: %s", text, fmt.Sprintf(format, args...))
+	t, _, err := parseTool(text)
+	return t, err
+}
+
+// ServedTool returns the MCP tool of a tool's text form (ParseTool), which Target.Services
+// serves: every tool but one whose CONTRACT is idempotent-by-key, whose key has no place in an
+// MCP request (the protocol's clients pass it apart); ok is false for that one.
+func ServedTool(text string) (tool mcp.Tool, ok bool, err error) {
+	t, key, err := parseTool(text)
+	if err != nil || t.Contract == harness.IdempotentByKey && key == (rest.KeyAt{}) {
+		return mcp.Tool{}, false, err
 	}
-	head, rest, _ := strings.Cut(text, ",")
+	tool, err = mcp.ParseTool(t.Name + "=" + rest.FormatContract(t.Contract, key)) // checks the name as MCP SDKs do
+	return tool, err == nil, err
+}
+
+// parseTool parses a tool's text form, and the place of its key if it says one.
+func parseTool(text string) (harness.Tool, rest.KeyAt, error) {
+	var t harness.Tool
+	var key rest.KeyAt
+	fail := func(format string, args ...any) (harness.Tool, rest.KeyAt, error) {
+		return harness.Tool{}, rest.KeyAt{}, fmt.Errorf("tool %q: %s", text, fmt.Sprintf(format, args...))
+	}
+	head, opts, _ := strings.Cut(text, ",")
 	name, contract, ok := strings.Cut(head, "=")
 	if !ok || name == "" {
 		return fail("want NAME=CONTRACT, like create_po=idempotent-by-key")
 	}
 	if t.Contract, ok = contracts[contract]; !ok {
-		return fail("unknown contract %q (want read-only, idempotent-by-key or not-idempotent)", contract)
+		if !strings.HasPrefix(contract, "idempotent-by-arg:") && !strings.HasPrefix(contract, "idempotent-by-meta:") {
+			return fail("unknown contract %q (want read-only, idempotent-by-key, not-idempotent, or for MCP idempotent-by-arg:$.PATH or idempotent-by-meta:NAME)", contract)
+		}
+		var err error
+		if t.Contract, key, err = rest.ParseContract(contract); err != nil {
+			return fail("%v", err)
+		}
 	}
 	t.Name = name
-	for _, opt := range strings.Split(rest, ",") {
-		if opt == "" && rest == "" {
+	for _, opt := range strings.Split(opts, ",") {
+		if opt == "" && opts == "" {
 			break
 		}
 		key, val, hasVal := strings.Cut(opt, "=")
@@ -68,7 +97,7 @@ func ParseTool(text string) (harness.Tool, error) {
 		}
 		*d = v
 	}
-	return t, nil
+	return t, key, nil
 }
 
 // FormatTool returns the text form of t, which ParseTool reads back.

@@ -17,8 +17,12 @@ import (
 // Config says what a Front serves. Its zero value serves nothing: each part is served when it
 // is given.
 type Config struct {
-	// Cassette holds the model's answers. Without one the model API is not served.
+	// Cassette holds the model's answers. Without one (and without Model) the model API is
+	// not served.
 	Cassette *provider.Cassette
+	// Model, if set, serves the model API in the Cassette's place, outside the simulation:
+	// its requests are not beats (a provider.Recorder, to record a cassette).
+	Model http.Handler
 	// Tools are the tools served over MCP (at /mcp), each a tool of the world of the same name.
 	// Without them MCP is not served.
 	Tools []mcp.Tool
@@ -77,7 +81,10 @@ func New(env *harness.Env, cfg Config, run Runner) (*Front, error) {
 		panic("services: New without an Env or a Runner")
 	}
 	f := &Front{env: env, run: run, cfg: cfg}
-	if cfg.Cassette != nil {
+	switch {
+	case cfg.Model != nil:
+		f.model = cfg.Model
+	case cfg.Cassette != nil:
 		f.model = provider.New(backend{f}, cfg.Cassette, provider.Options{})
 	}
 	if len(cfg.Tools) > 0 {

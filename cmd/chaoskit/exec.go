@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/chaoskit/chaoskit/adapters/process"
+	"github.com/chaoskit/chaoskit/adapters/provider"
+	"github.com/chaoskit/chaoskit/adapters/rest"
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
@@ -34,25 +36,27 @@ func (m *multiFlag) Set(s string) error {
 // execFlags are the flags that make commands targets: --exec, repeatable, and the options that
 // apply to every command given (--name pairs with the --exec in the same place).
 type execFlags struct {
-	exec, names, tools, ignore, env multiFlag
-	state, disk, beats, dir, clock  *string
+	exec, names, tools, ignore, env, http multiFlag
+	state, disk, beats, dir, clock, cassette *string
 }
 
 // execParams are the flags of execFlags, in the order error messages name them.
-var execParams = []string{"exec", "name", "tool", "state", "ignore", "disk", "beats", "clock", "dir", "env"}
+var execParams = []string{"exec", "name", "tool", "state", "ignore", "disk", "beats", "clock", "dir", "env", "cassette", "http"}
 
 func addExecFlags(fs *flag.FlagSet) *execFlags {
 	f := &execFlags{}
 	fs.Var(&f.exec, "exec", "a command to run as a target, e.g. 'python3 app.py' (repeatable; see PROTOCOL.md): split into words as a shell would, but run without one, so no pipes, redirections or variables (for those, 'sh -c ...')")
 	fs.Var(&f.names, "name", "the name of the --exec target in the same place (default: its command line)")
-	fs.Var(&f.tools, "tool", "a tool the commands call: NAME=CONTRACT[,latency=DUR][,key-ttl=DUR][,fenced][,ordered][,async=DUR][,outcome=TEXT] (repeatable)")
+	fs.Var(&f.tools, "tool", "a tool the commands call, through their client or over MCP at $CHAOSKIT_MCP_URL: NAME=CONTRACT[,latency=DUR][,key-ttl=DUR][,fenced][,ordered][,async=DUR][,outcome=TEXT], CONTRACT one of read-only, not-idempotent, idempotent-by-key (client only), idempotent-by-arg:$.PATH or idempotent-by-meta:NAME (repeatable)")
+	f.cassette = fs.String("cassette", "", "a cassette of the model's answers (adapters/provider/CASSETTE.md): the commands get an OpenAI- and Anthropic-compatible API answering from it at $OPENAI_BASE_URL and $ANTHROPIC_BASE_URL")
+	fs.Var(&f.http, "http", "a REST service double the commands call under $CHAOSKIT_HTTP_URL: 'METHOD PATH=CONTRACT[,name=NAME][,status=CODE]', CONTRACT one of read-only, not-idempotent, idempotent-by-header:NAME or idempotent-by-body:$.PATH (repeatable)")
 	f.state = fs.String("state", "", "a command that prints the commands' durable state as JSON, run on a copy of the state directory")
 	fs.Var(&f.ignore, "ignore", "a JSON path left out when results and states are compared, e.g. '$.checkpoints[*].ts' (repeatable)")
 	f.disk = fs.String("disk", "plain", "how the state directory reaches chaoskit's fault disk: plain (a copy: kill only) or fuse (a mount: every storage fault)")
 	f.beats = fs.String("beats", "all", "with --disk fuse, which of a command's doings are beats: all (requests and file operations) or calls (requests only)")
 	f.clock = fs.String("clock", "virtual", "the clock the commands' own sleeps, timeouts and clock reads see: virtual (trapped: they wait in virtual time and return at once) or wall (the machine's)")
 	f.dir = fs.String("dir", "", "the commands' working directory (default: the current one)")
-	fs.Var(&f.env, "env", "KEY=VALUE added to the commands' environment (repeatable)")
+	fs.Var(&f.env, "env", "KEY=VALUE added to the commands' environment, ${CHAOSKIT_...} in VALUE replaced by the process's own, e.g. 'PAYMENTS_URL=${CHAOSKIT_HTTP_URL}' (repeatable)")
 	return f
 }
 
@@ -89,7 +93,12 @@ func (f *execFlags) commands(set map[string]bool) ([]reports.Command, error) {
 			}
 			dir = filepath.Join(cwd, dir)
 		}
-		cmd := reports.Command{Argv: argv, Dir: dir, Env: f.env, Tools: f.tools, Ignore: f.ignore, Disk: *f.disk}
+		cmd := reports.Command{Argv: argv, Dir: dir, Env: f.env, Tools: f.tools, Ignore: f.ignore, Disk: *f.disk, HTTP: f.http}
+		if *f.cassette != "" {
+			if cmd.Cassette, err = filepath.Abs(*f.cassette); err != nil {
+				return nil, fmt.Errorf("--cassette: %w", err)
+			}
+		}
 		if *f.beats != string(process.AllBeats) {
 			cmd.Beats = *f.beats
 		}
@@ -105,7 +114,7 @@ func (f *execFlags) commands(set map[string]bool) ([]reports.Command, error) {
 		if i < len(f.names) {
 			cmd.Name = f.names[i]
 		}
-		cmd.Digest = digest(cmd.Argv, cmd.Dir)
+		cmd.Digest = digest(cmd.Argv, cmd.Dir, cmd.Cassette)
 		if _, err := execTarget(cmd); err != nil {
 			return nil, err
 		}
@@ -127,6 +136,30 @@ func execTarget(cmd reports.Command) (campaign.Target, error) {
 			return campaign.Target{}, usagef("--tool %s: declared twice", tool.Name)
 		}
 		t.ToolList = append(t.ToolList, tool)
+		served, ok, err := process.ServedTool(spec)
+		if err != nil {
+			return campaign.Target{}, usagef("--tool: %v", err)
+		}
+		if ok {
+			t.Services.Tools = append(t.Services.Tools, served)
+		}
+	}
+	for _, spec := range cmd.HTTP {
+		route, err := rest.ParseRoute(spec)
+		if err != nil {
+			return campaign.Target{}, usagef("--http: %v", err)
+		}
+		if slices.ContainsFunc(t.Services.Routes, func(r rest.Route) bool { return r.Method == route.Method && r.Path == route.Path }) {
+			return campaign.Target{}, usagef("--http %s %s: declared twice", route.Method, route.Path)
+		}
+		t.Services.Routes = append(t.Services.Routes, route)
+	}
+	if cmd.Cassette != "" {
+		c, err := provider.Load(cmd.Cassette)
+		if err != nil {
+			return campaign.Target{}, usagef("--cassette: %v", err)
+		}
+		t.Services.Cassette = c
 	}
 	if err := t.Validate(); err != nil {
 		return campaign.Target{}, usagef("--exec %s: %v", strings.Join(cmd.Argv, " "), err)
@@ -169,11 +202,15 @@ func beatsAdvice(err error, targets []campaign.Target) error {
 }
 
 // digest returns the SHA-256, in hex, of the files a command line names (its first word when it
-// is a path, and any later word naming a regular file, relative to dir): the target's script
-// or binary, whose change a report's provenance shows. It returns "" if it names none.
-func digest(argv []string, dir string) string {
+// is a path, and any later word naming a regular file, relative to dir) and of its cassette:
+// the target's script or binary and its model's answers, whose change a report's provenance
+// shows. It returns "" if it names none.
+func digest(argv []string, dir, cassette string) string {
 	h := sha256.New()
 	named := false
+	if cassette != "" {
+		argv = append(slices.Clone(argv), cassette) // the model's answers are the target's too
+	}
 	for i, w := range argv {
 		if i == 0 && !strings.Contains(w, "/") {
 			continue // an interpreter or a program found in PATH: not the target
@@ -225,6 +262,12 @@ func replayExec(cmd reports.Command, seed uint64, s faults.Schedule) string {
 	}
 	if cmd.Clock != "" {
 		words = append(words, "--clock", q(cmd.Clock))
+	}
+	if cmd.Cassette != "" {
+		words = append(words, "--cassette", q(cmd.Cassette))
+	}
+	for _, h := range cmd.HTTP {
+		words = append(words, "--http", q(h))
 	}
 	if cmd.Dir != "" {
 		words = append(words, "--dir", q(cmd.Dir))

@@ -106,6 +106,8 @@ func init() {
 		{"faults", "list the fault kinds", runFaults},
 		{"demo", "run the reference agent and its variants under every fault kind", runDemo},
 		{"bench", "measure what a case costs against a bare run, how that grows, and throughput", runBench},
+		{"record", "run an agent once against a real model provider and write its answers as a cassette", runRecord},
+		{"mcp", "serve MCP on stdin and stdout, relayed to the campaign: the command an agent launches as its MCP server", runMCP},
 		{"version", "print chaoskit's version", runVersion},
 	}
 }

@@ -274,7 +274,7 @@ func (c *cli) resumption(dir string, cf *campaignFlags) (*campaign.Campaign, *ca
 		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
 	}
 	for _, cmd := range st.Header.Options.Commands {
-		if digest(cmd.Argv, cmd.Dir) != cmd.Digest {
+		if digest(cmd.Argv, cmd.Dir, cmd.Cassette) != cmd.Digest {
 			return nil, nil, usagef("--resume %s: the files of target %s changed since its journal was written: start the campaign again", dir, cmd.Name)
 		}
 	}
