@@ -36,7 +36,7 @@ func (m *multiFlag) Set(s string) error {
 // execFlags are the flags that make commands targets: --exec, repeatable, and the options that
 // apply to every command given (--name pairs with the --exec in the same place).
 type execFlags struct {
-	exec, names, tools, ignore, env, http multiFlag
+	exec, names, tools, ignore, env, http    multiFlag
 	state, disk, beats, dir, clock, cassette *string
 }
 
