@@ -183,7 +183,7 @@ func TestBadTargets(t *testing.T) {
 		{"exit3", `exited with status 3; its output ends: "boom: the configuration is missing"`},
 		{"noconnect", "hung: no beat for 1s"},
 		{"exit0", "the command exited without connecting to chaoskit: a harness connects to $CHAOSKIT_SOCKET with a client of the protocol (PROTOCOL.md: Python ck = chaoskit.connect()"},
-		{"hang", "hung: no beat for 1s of wall-clock time; the process waited where chaoskit does not see it (a sleep on the wall clock: wait with the client's sleep"},
+		{"hang", "hung: no beat for 1s of wall-clock time; the process waited where chaoskit does not see it (a thread, a promise, a lock, a pipe or a socket of its own that nothing will wake"},
 		{"flood", "requests in a row without a beat"},
 		{"malformed", "sent a malformed request"},
 		{"undeclared", `call to undeclared tool "launch_missiles"`},

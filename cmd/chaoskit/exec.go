@@ -187,7 +187,7 @@ func beatsAdvice(err error, targets []campaign.Target) error {
 		if c == nil || named && te.Target != t.Name || !named && !strings.HasPrefix(err.Error(), t.Name+":") {
 			continue
 		}
-		why := "requests made from several threads at once reach chaoskit in an order that differs from run to run: make them from one thread"
+		why := "requests made at once are decided in the order of what they ask (PROTOCOL.md), so what differs is what the command asks: arguments, keys or file names taken from the clock of the machine, a random source of its own, the pid, or the order its threads happened to run in (a shared counter)"
 		if c.Disk == string(process.FUSE) && c.Beats != string(process.CallBeats) {
 			why = "if " + t.Name + "'s file operations are what differs from run to run: name temporary files without randomness or the pid, as NAME.tmp, and keep logs out of the state directory; else --beats calls makes only its requests beats, and leaves out the faults that need file operations as beats; and " + why
 		}
