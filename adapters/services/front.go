@@ -1,10 +1,12 @@
 package services
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -88,7 +90,7 @@ func New(env *harness.Env, cfg Config, run Runner) (*Front, error) {
 		f.model = provider.New(backend{f}, cfg.Cassette, provider.Options{})
 	}
 	if len(cfg.Tools) > 0 {
-		s, err := mcp.New(mcp.Options{Tools: cfg.Tools, World: tools{f}})
+		s, err := mcp.New(mcp.Options{Tools: withSchemas(cfg.Tools, cfg.Cassette), World: tools{f}})
 		if err != nil {
 			return nil, fmt.Errorf("services: MCP tools: %w", err)
 		}
@@ -102,6 +104,35 @@ func New(env *harness.Env, cfg Config, run Runner) (*Front, error) {
 		f.rest = s
 	}
 	return f, nil
+}
+
+// withSchemas returns tools, each without an InputSchema given the schema and description the
+// cassette's recorded requests offered the model for a function tool of its name: the schema the
+// agent learned from the real MCP server when it was recorded, which the agent then offers the
+// model again, as the recorded request did.
+func withSchemas(tools []mcp.Tool, c *provider.Cassette) []mcp.Tool {
+	if c == nil {
+		return tools
+	}
+	out := slices.Clone(tools)
+	for i, t := range out {
+		if t.InputSchema != nil {
+			continue
+		}
+	found:
+		for _, it := range c.Interactions {
+			if it.Match.Request == nil {
+				continue
+			}
+			for _, rt := range it.Match.Request.Tools {
+				if rt.Name == t.Name && len(rt.Parameters) > 0 {
+					out[i].InputSchema, out[i].Description = rt.Parameters, cmp.Or(t.Description, rt.Description)
+					break found
+				}
+			}
+		}
+	}
+	return out
 }
 
 // modelPaths are the model API's paths (with or without /v1, as provider.Handler serves them).
