@@ -15,3 +15,11 @@ func FatalSyncs() (undo func()) {
 	noSyncTrap.Store(true)
 	return func() { noSyncTrap.Store(false) }
 }
+
+// UntrappedClocks makes every command run on the wall clock, as on a machine that cannot trap
+// its clock, and returns what undoes it. A test that calls it must not run in parallel with
+// others.
+func UntrappedClocks() (undo func()) {
+	was := noVirtual.Swap(true)
+	return func() { noVirtual.Store(was) }
+}

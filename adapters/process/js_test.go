@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/process"
 	"github.com/chaoskit/chaoskit/faults"
@@ -76,6 +77,27 @@ func TestJSRefusal(t *testing.T) {
 	c := rn.Run(faults.Schedule{{Kind: faults.Kill, Beat: 3}})
 	if c.Verdict.Outcome != oracle.Pass || !strings.Contains(c.Verdict.Refused, "cannot tell whether order 7 was filed") {
 		t.Fatalf("%s (refused %q)", c, c.Verdict.Refused)
+	}
+}
+
+// A JavaScript harness that hangs on a wait nothing wakes (here a server nobody connects to) is
+// told so in its client's words, not in the Go Env's.
+func TestJSAdviceInItsWords(t *testing.T) {
+	node := needNode(t)
+	client, err := filepath.Abs(filepath.Join("js", "chaoskit.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `import { connect } from ` + strconv.Quote("file://"+client) + `;
+import net from 'node:net';
+const ck = await connect();
+await ck.mark('started');
+net.createServer().listen(0);`
+	target := process.Target{Argv: []string{node, "--input-type=module", "-e", script}}
+	_, err = sim.NewRunner(harness.Fresh(target), sim.Options{Name: "js/hang", Timeout: time.Second})
+	want := "hung: no beat for 1s of wall-clock time; the process waited where chaoskit does not see it (a promise of its own that never settles, a lock, a pipe or a socket that nothing will wake;"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "Env") {
+		t.Fatalf("err = %v\nwant it to hold %q and name no Env", err, want)
 	}
 }
 

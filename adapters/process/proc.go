@@ -77,7 +77,7 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 	vars = append(vars, svc...)
 	own := expandEnv(t.Env, append(vars, EnvToken+"="+token))
 	cmd := command{argv: t.Argv, dir: t.Dir, env: append(own, vars...), name: filepath.Base(p.dir), marker: token,
-		trapSyncs: t.Disk == FUSE, virtual: t.Clock != WallClock && !noVirtual.Load() && !noSyncTrap.Load()}
+		trapSyncs: t.Disk == FUSE, virtual: t.virtualClock()}
 	registerProc(token, p)                          // before it starts: its first request may come at once
 	if p.child, err = startChild(cmd); err != nil { // the token is the marker: CHAOSKIT_TOKEN
 		unregisterProc(p)

@@ -183,7 +183,7 @@ func TestBadTargets(t *testing.T) {
 		{"exit3", `exited with status 3; its output ends: "boom: the configuration is missing"`},
 		{"noconnect", "hung: no beat for 1s"},
 		{"exit0", "the command exited without connecting to chaoskit: a harness connects to $CHAOSKIT_SOCKET with a client of the protocol (PROTOCOL.md: Python ck = chaoskit.connect()"},
-		{"hang", "hung: no beat for 1s of wall-clock time; the process waited where chaoskit does not see it (a thread, a promise, a lock, a pipe or a socket of its own that nothing will wake"},
+		{"hang", "hung: no beat for 1s of wall-clock time; the process waited where chaoskit does not see it (a thread, a promise, a lock, a pipe or a socket of its own that nothing will wake; sleeps wait in virtual time)"},
 		{"flood", "requests in a row without a beat"},
 		{"malformed", "sent a malformed request"},
 		{"undeclared", `call to undeclared tool "launch_missiles"`},
@@ -234,21 +234,32 @@ func TestPlainTargetLimits(t *testing.T) {
 	}
 }
 
-// The words of a process target's messages follow the language its command runs.
+// The words of a process target's messages follow the language its command runs, and the
+// clock it runs on: a sleep is a hang's cause only on the wall clock, with the reason why.
 func TestAdviceFollowsTheCommandsLanguage(t *testing.T) {
 	for _, tc := range []struct {
-		argv []string
-		want string
+		argv          []string
+		virtual, wall string
 	}{
-		{[]string{"python3", "app.py"}, "ck.sleep(seconds)"},
-		{[]string{"sh", "-c", "python3 app.py"}, "ck.sleep(seconds)"},
-		{[]string{"./venv/bin/python", "-m", "app"}, "ck.sleep(seconds)"},
-		{[]string{"node", "app.mjs"}, "await ck.sleep(ms)"},
-		{[]string{"npx", "tsx", "app.ts"}, "await ck.sleep(ms)"},
-		{[]string{"./harness", "--fast"}, "the client's sleep, ck.sleep"},
+		{[]string{"python3", "app.py"}, "Event, a queue, a pipe or a socket of its own that nothing will wake; time.sleep and timeouts wait in virtual time)", "time.sleep and timeouts wait on the wall clock, %s: wait with ck.sleep(seconds);"},
+		{[]string{"sh", "-c", "python3 app.py"}, "time.sleep and timeouts wait in virtual time", "wait with ck.sleep(seconds)"},
+		{[]string{"./venv/bin/python", "-m", "app"}, "time.sleep and timeouts wait in virtual time", "wait with ck.sleep(seconds)"},
+		{[]string{"node", "app.mjs"}, "a promise of its own that never settles, a lock, a pipe or a socket that nothing will wake; the client's requests, in Promise.all too, are seen; setTimeout and timers/promises wait in virtual time)", "setTimeout and timers/promises wait on the wall clock, %s: wait with await ck.sleep(ms);"},
+		{[]string{"npx", "tsx", "app.ts"}, "setTimeout and timers/promises wait in virtual time", "wait with await ck.sleep(ms)"},
+		{[]string{"./harness", "--fast"}, "a pipe or a socket of its own that nothing will wake; sleeps wait in virtual time)", "a sleep waits on the wall clock, %s: wait with the client's sleep, ck.sleep;"},
 	} {
-		if got := (process.Target{Argv: tc.argv}).HangHint(); !strings.Contains(got, tc.want) {
-			t.Errorf("%q: %q lacks %q", tc.argv, got, tc.want)
+		wall := func(why string) string { return strings.Replace(tc.wall, "%s", why, 1) }
+		if got := (process.Target{Argv: tc.argv}).HangHint(); !strings.Contains(got, tc.virtual) || strings.Contains(got, "ck.sleep") {
+			t.Errorf("%q, virtual clock: %q lacks %q or names ck.sleep", tc.argv, got, tc.virtual)
+		}
+		if got, want := (process.Target{Argv: tc.argv, Clock: process.WallClock}).HangHint(), wall("as --clock wall asks"); !strings.Contains(got, want) {
+			t.Errorf("%q, --clock wall: %q lacks %q", tc.argv, got, want)
+		}
+		undo := process.UntrappedClocks()
+		got, want := (process.Target{Argv: tc.argv}).HangHint(), wall("since this machine cannot trap it")
+		undo()
+		if !strings.Contains(got, want) {
+			t.Errorf("%q, untrapped: %q lacks %q", tc.argv, got, want)
 		}
 	}
 }
