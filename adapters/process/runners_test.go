@@ -326,23 +326,24 @@ check('orders', {
 
 // holdPy and holdMjs are the orders harness whose restarted processes (a case's, after its
 // kill: a golden run has none) wait for the test: the first of them creates the file "first" in
-// the project and goes on, so that case passes; any other creates "held" and sleeps until it is
-// killed. A campaign run one case at a time is then in its second case when "held" appears.
+// the project and goes on, so that case passes; any other creates "held" and waits until it is
+// killed, on what nothing wakes (a sleep would not do: it waits in virtual time and ends at once). A campaign run one case at a time is then in its second case when "held" appears.
 const (
-	holdPy = `import os, time
+	holdPy = `import os, threading
 if os.environ.get("CHAOSKIT_PROCESS", "0") != "0":
     try:
         os.close(os.open("first", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
         open("held", "w").close()
-        time.sleep(3600)
+        threading.Event().wait()
 `
 	holdMjs = `if ((process.env.CHAOSKIT_PROCESS ?? '0') !== '0') {
   try {
     fs.closeSync(fs.openSync('first', 'wx'));
   } catch {
     fs.writeFileSync('held', '');
-    await new Promise((resolve) => setTimeout(resolve, 3600e3));
+    (await import('node:net')).createServer().listen(0);
+    await new Promise(() => {});
   }
 }
 `
