@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chaoskit/chaoskit/harness"
@@ -62,6 +63,9 @@ type submission struct {
 	do      Do
 	deliver func(reply any) // run by the serve loop when the reply is handed over
 	reply   any
+	// gone, if set, becomes true once the caller has given up waiting for the reply (a front
+	// door's client that hung up): the command waits for it no more.
+	gone *atomic.Bool
 }
 
 // admission is the admission of one process's requests.
@@ -77,9 +81,10 @@ type admission struct {
 	notify   chan struct{} // a request was submitted (capacity 1)
 
 	// The rest is the serve loop's and the request threads', which run one at a time.
-	admitted int           // requests admitted so far
-	inflight int           // admitted, their reply not yet stashed
-	stash    []*submission // replies not yet delivered
+	admitted int                  // requests admitted so far
+	inflight int                  // admitted, their reply not yet stashed
+	running  map[*submission]bool // the ones in flight
+	stash    []*submission        // replies not yet delivered
 	wake     context.CancelFunc
 }
 
@@ -95,13 +100,18 @@ var errNotServed = errors.New("the process has ended: the request was not served
 // submit queues a request for admission; deliver gets its reply. It reports false if the
 // process has ended.
 func (a *admission) submit(k Key, do Do, deliver func(reply any)) bool {
+	return a.submitFrom(k, do, deliver, nil)
+}
+
+// submitFrom is submit for a caller that may give up: gone becomes true when it has.
+func (a *admission) submitFrom(k Key, do Do, deliver func(reply any), gone *atomic.Bool) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
 		return false
 	}
 	a.arrivals++
-	a.pending = append(a.pending, &submission{key: k, arrival: a.arrivals, do: do, deliver: deliver})
+	a.pending = append(a.pending, &submission{key: k, arrival: a.arrivals, do: do, deliver: deliver, gone: gone})
 	select {
 	case a.notify <- struct{}{}:
 	default:
@@ -169,9 +179,14 @@ func (a *admission) admitAll() int {
 		s.order = a.admitted
 		a.admitted++
 		a.inflight++
+		if a.running == nil {
+			a.running = map[*submission]bool{}
+		}
+		a.running[s] = true
 		a.env.Go(func(ctx context.Context) {
 			s.reply = s.do(ctx, a.env)
 			a.inflight--
+			delete(a.running, s)
 			a.stash = append(a.stash, s)
 			if a.wake != nil {
 				a.wake()
@@ -179,6 +194,17 @@ func (a *admission) admitAll() int {
 		})
 	}
 	return len(batch)
+}
+
+// awaited reports whether the command waits for a request in flight: one whose caller has not
+// given up. A model call that hangs, whose client timed out and went on, is awaited no more.
+func (a *admission) awaited() bool {
+	for s := range a.running {
+		if s.gone == nil || !s.gone.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // next returns the reply to deliver first of those stashed (nil if none): the earliest

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -92,14 +93,15 @@ func Admit(ctx context.Context, token string, k Key, do Do) (any, error) {
 	}
 	var mu sync.Mutex
 	waiting := true // the handler waits for the reply: once it has given up, nothing writes it
-	if !p.adm.submit(k, do, func(reply any) {
+	var gone atomic.Bool
+	if !p.adm.submitFrom(k, do, func(reply any) {
 		mu.Lock()
 		if dc != nil && waiting {
 			dc.setBusy(true) // owed until the handler has written it (Handler clears it)
 		}
 		mu.Unlock()
 		got <- reply
-	}) {
+	}, &gone) {
 		return nil, ErrNoProcess
 	}
 	if dc != nil {
@@ -112,6 +114,7 @@ func Admit(ctx context.Context, token string, k Key, do Do) (any, error) {
 		mu.Lock()
 		waiting = false
 		mu.Unlock()
+		gone.Store(true) // before the connection stops being owed (park(-1)): see Listener
 		return nil, ctx.Err()
 	}
 }
@@ -188,7 +191,15 @@ func (l *doorListener) Accept() (net.Conn, error) {
 	var dc *doorConn
 	_, err := acceptMarked(sc, &l.d.l, nil, func(c net.Conn) {
 		dc = &doorConn{Conn: c, d: l.d}
-		l.d.l.watch(dc, func() bool { return dc.parked() == 0 && unread(c.(syscall.Conn)) })
+		// Owed: bytes not read; and, while a request of it waits in Admit, its client's
+		// hang-up, until Admit has seen it and said so (gone), so that a quiescence never
+		// comes between a client giving up and chaoskit knowing.
+		l.d.l.watch(dc, func() bool {
+			if dc.parked() == 0 {
+				return unread(c.(syscall.Conn))
+			}
+			return peerClosed(c.(syscall.Conn))
+		})
 		l.d.mu.Lock()
 		l.d.conns[c.RemoteAddr().String()] = dc
 		l.d.mu.Unlock()

@@ -84,6 +84,23 @@ func unread(c syscall.Conn) bool {
 	return n > 0
 }
 
+// peerClosed reports whether the other end of the connection c has closed it (or shut down its
+// writing): an end of file waits to be read.
+func peerClosed(c syscall.Conn) bool {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	closed := false
+	rc.Control(func(fd uintptr) {
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN | unix.POLLRDHUP}}
+		if n, _ := unix.Poll(p, 0); n > 0 && p[0].Revents&(unix.POLLRDHUP|unix.POLLHUP) != 0 {
+			closed = true
+		}
+	})
+	return closed
+}
+
 // pendingConn reports whether a connection waits on the listener ln to be accepted.
 func pendingConn(ln syscall.Conn) bool {
 	rc, err := ln.SyscallConn()

@@ -191,10 +191,16 @@ func (p *proc) serve(ctx context.Context) (any, error) {
 			if q.next != 0 {
 				until = time.Unix(0, q.next)
 			}
-			if a.inflight == 0 && exited == nil && ended == nil {
-				return p.end() // what the command left running waits on its own
+			if exited == nil && ended == nil {
+				// The command has exited and its connections have ended: what it left running
+				// waits on its own, and a request still in flight (a model call that hangs,
+				// whose caller gave up and went on) has no one to answer. Its thread ends
+				// with the process, as at a crash.
+				return p.end()
 			}
-			if a.inflight == 0 && until.IsZero() {
+			if !a.awaited() && until.IsZero() {
+				// Nothing the command waits for is in chaoskit's hands (what is in flight,
+				// if anything, was given up by its caller): the command waits on its own.
 				idle = true
 				continue
 			}

@@ -82,7 +82,7 @@ func TestUnmodifiedAgentOverHTTP(t *testing.T) {
 			t.Errorf("correct agent: %s", c)
 		}
 	}
-	for _, s := range []string{"model-cut@0", "model-error@0:503", "tool-ambiguous@1", "tool-transient@3", "tool-timeout@1", "model-diverge@0"} {
+	for _, s := range []string{"model-cut@0", "model-error@0:503", "tool-ambiguous@1", "tool-transient@3", "tool-timeout@1", "model-diverge@0", "model-hang@0", "model-ratelimit@0"} {
 		sched, err := faults.ParseSchedule(s)
 		if err != nil {
 			t.Fatal(err)
