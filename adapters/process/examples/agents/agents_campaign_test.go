@@ -18,7 +18,7 @@ func TestAgentCampaigns(t *testing.T) {
 		t.Run(tw.name, func(t *testing.T) {
 			rn := runner(t, tw)
 			g, _ := rn.Golden(nil)
-			schedules := kills(t, rn)
+			schedules := kills(t, rn, tw)
 			for _, kind := range []faults.Kind{faults.ModelRateLimit, faults.ModelError, faults.ModelHang, faults.ModelCut, faults.ToolTransient, faults.ToolAmbiguous} {
 				for k := range g.Len() {
 					if g.Beat(k).Admits(kind) {

@@ -174,26 +174,28 @@ func (s spec) target(t *testing.T) process.Target {
 	return process.Target{Argv: s.argv, StateArgv: s.stateArgv, Dir: s.dir, Env: env, Services: cfg}
 }
 
-// twin is an agent variant and whether it is buggy.
+// twin is an agent variant and whether it is buggy; quick ones run by default, the rest under
+// -tags campaigns.
 type twin struct {
 	name  string
 	spec  spec
 	buggy bool
+	quick bool
 }
 
 // twins are the agents and their buggy twins.
 func twins(t *testing.T, node string) []twin {
 	python := needs.Command(t, "python3", "apt-get install -y python3")
 	return []twin{
-		{"openai/responses", openAIAgent(t, node), false},
-		{"openai/chat", openAIAgent(t, node, "--chat-completions"), false},
-		{"openai/responses/no-key", openAIAgent(t, node, "--no-key"), true},
-		{"openai/chat/rerun", openAIAgent(t, node, "--chat-completions", "--rerun"), true},
-		{"langgraph", langGraphAgent(t, node), false},
-		{"langgraph/no-key", langGraphAgent(t, node, "--no-key"), true},
-		{"langgraph/rerun", langGraphAgent(t, node, "--rerun"), true},
-		{"python", pythonAgent(python), false},
-		{"python/no-key", pythonAgent(python, "--no-key"), true},
+		{"openai/responses", openAIAgent(t, node), false, true},
+		{"openai/chat", openAIAgent(t, node, "--chat-completions"), false, false},
+		{"openai/responses/no-key", openAIAgent(t, node, "--no-key"), true, true},
+		{"openai/chat/rerun", openAIAgent(t, node, "--chat-completions", "--rerun"), true, false},
+		{"langgraph", langGraphAgent(t, node), false, true},
+		{"langgraph/no-key", langGraphAgent(t, node, "--no-key"), true, false},
+		{"langgraph/rerun", langGraphAgent(t, node, "--rerun"), true, true},
+		{"python", pythonAgent(python), false, true},
+		{"python/no-key", pythonAgent(python, "--no-key"), true, true},
 	}
 }
 
@@ -207,17 +209,22 @@ func runner(t *testing.T, tw twin) *sim.Runner {
 	return rn
 }
 
-// kills returns a kill at every beat of the golden run that is a tool call's effect (the beat
-// "applied"): the crashes that find an effect done and its answer not yet kept.
-func kills(t *testing.T, rn *sim.Runner) []faults.Schedule {
+// kills returns a kill at every beat of the golden run that is an effect of a tool that is not
+// read-only (its beat "applied"): the crashes that find an effect done and its answer not yet
+// kept.
+func kills(t *testing.T, rn *sim.Runner, tw twin) []faults.Schedule {
 	t.Helper()
 	g, err := rn.Golden(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	readOnly := map[string]bool{}
+	for _, tool := range tw.spec.target(t).Tools() {
+		readOnly[tool.Name] = tool.Contract == harness.ReadOnly
+	}
 	var out []faults.Schedule
 	for k := range g.Len() {
-		if strings.HasSuffix(g.Beat(k).Label(), " applied") {
+		if b := g.Beat(k); strings.HasSuffix(b.Label(), " applied") && !readOnly[b.Name] {
 			out = append(out, faults.Schedule{{Kind: faults.Kill, Beat: k}})
 		}
 	}
@@ -227,16 +234,19 @@ func kills(t *testing.T, rn *sim.Runner) []faults.Schedule {
 	return out
 }
 
-// TestAgents runs each agent and twin golden, then killed at the first beat where a tool's
-// effect has landed, and restarted on what survived: the correct agents pass, each buggy twin
-// fails (TestAgentCampaigns, -tags campaigns, kills at every beat and adds the model's and
-// tools' faults).
+// TestAgents runs each agent and a buggy twin of it golden, then killed at the first beat where
+// a tool's effect has landed, and restarted on what survived: the correct agents pass, each
+// buggy twin fails (TestAgentCampaigns, -tags campaigns, runs every twin, kills at every such
+// beat and adds the model's and tools' faults).
 func TestAgents(t *testing.T) {
 	node := needNode(t)
 	for _, tw := range twins(t, node) {
+		if !tw.quick {
+			continue
+		}
 		t.Run(tw.name, func(t *testing.T) {
 			rn := runner(t, tw)
-			c := rn.Run(kills(t, rn)[0])
+			c := rn.Run(kills(t, rn, tw)[0])
 			switch {
 			case tw.buggy && c.Verdict.Outcome != oracle.Fail:
 				t.Errorf("buggy twin: %s", c)
