@@ -62,6 +62,10 @@ type RunOptions struct {
 	// has no case of, for the others were not selected). An ID that is not one of the
 	// campaign's cases is an error (ErrNoSuchCase), before any case runs.
 	Only []string
+	// Tally, if set, is added what the campaign's runners ran once it is over (sim.Tally): the
+	// cases decided, the runs of the targets they took, and the cases decided from another
+	// case's recovery (sim.Options.NoShare turns that off).
+	Tally *sim.Tally
 }
 
 // ErrInterrupted is wrapped by the error of a campaign whose context was done before it ran
@@ -152,6 +156,14 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 		ro := o
 		ro.OnCase = rec.record
 		stream(ctx, rn, todo[i], ro)
+	}
+	if ro.Tally != nil {
+		for _, rn := range runners {
+			t := rn.Tally()
+			ro.Tally.Cases += t.Cases
+			ro.Tally.Runs += t.Runs
+			ro.Tally.Shared += t.Shared
+		}
 	}
 	var journalErr error
 	if rec.journal != nil {

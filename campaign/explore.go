@@ -7,7 +7,6 @@ import (
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/sim"
-	"golang.org/x/sync/errgroup"
 )
 
 // Explore runs the campaign over rn's target (the schedules of Schedules, or of Options.Shard
@@ -63,38 +62,84 @@ func Run(ctx context.Context, rn *sim.Runner, scheds []faults.Schedule, index []
 // that depends on the number of workers only. When ctx is done stream stops early; a case
 // rn's own context stopped (sim.NewRunnerContext), or stopped while it was shrunk, is not
 // handed on.
+//
+// A case whose crash state another case is recovering (sim.Runner.TryRun) gives its worker up
+// while it waits, and takes one again to be decided from that recovery: a few at a time
+// (parkedPerWorker a worker), so that memory still depends on the number of workers only.
 func stream(ctx context.Context, rn *sim.Runner, seq iter.Seq2[int, faults.Schedule], o Options) {
 	o = o.withDefaults()
 	var mu sync.Mutex
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(o.Parallel)
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, o.Parallel)
+	parked := make(chan struct{}, parkedPerWorker*o.Parallel)
+	var decide func(k int, s faults.Schedule) // runs holding a slot, and gives it back
+	decide = func(k int, s faults.Schedule) {
+		if ctx.Err() != nil {
+			<-slots
+			return
+		}
+		c, wait := rn.TryRun(s)
+		for wait != nil {
+			select {
+			case parked <- struct{}{}:
+				<-slots
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer func() { <-parked }()
+					select {
+					case <-wait:
+					case <-ctx.Done():
+						return
+					}
+					select {
+					case slots <- struct{}{}:
+					case <-ctx.Done():
+						return
+					}
+					decide(k, s)
+				}()
+				return
+			default: // parked enough: wait holding the slot
+				<-wait
+				c, wait = rn.TryRun(s)
+			}
+		}
+		defer func() { <-slots }()
+		if c.Interrupted() {
+			return // not decided: a resumed campaign runs it again
+		}
+		if c.Failed() && o.Mode == Random && !o.NoShrink {
+			if c.Shrunk = Shrink(rn, c, o); rn.Err() != nil {
+				return // shrunk only part of the way
+			}
+			if repro := rn.Options().Repro; repro != nil {
+				c.ShrunkRepro = repro(c.Shrunk)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if o.OnCase != nil {
+			o.OnCase(k, c)
+		}
+	}
 	for k, s := range seq {
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+		}
 		if ctx.Err() != nil {
 			break
 		}
-		g.Go(func() error {
-			if ctx.Err() != nil {
-				return nil
-			}
-			c := rn.Run(s)
-			if c.Interrupted() {
-				return nil // not decided: a resumed campaign runs it again
-			}
-			if c.Failed() && o.Mode == Random && !o.NoShrink {
-				if c.Shrunk = Shrink(rn, c, o); rn.Err() != nil {
-					return nil // shrunk only part of the way
-				}
-				if repro := rn.Options().Repro; repro != nil {
-					c.ShrunkRepro = repro(c.Shrunk)
-				}
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if o.OnCase != nil {
-				o.OnCase(k, c)
-			}
-			return nil
-		})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			decide(k, s)
+		}()
 	}
-	g.Wait()
+	wg.Wait()
 }
+
+// parkedPerWorker is how many cases per worker may wait for another case's recovery without
+// holding a worker.
+const parkedPerWorker = 16

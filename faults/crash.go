@@ -186,7 +186,11 @@ func (d *Disk) mustKeepPending(what string) {
 
 // reachable marks, by inode number, the inodes a power loss could leave reachable: those that
 // the durable entries and the pending additions lead to.
-func (d *Disk) reachable() []bool {
+func (d *Disk) reachable() []bool { return d.reach(false) }
+
+// reach marks, by inode number, the inodes that the durable entries and the pending additions
+// lead to, and with live the live entries too.
+func (d *Disk) reach(live bool) []bool {
 	seen := make([]bool, len(d.inodes))
 	var visit func(n *inode)
 	visit = func(n *inode) {
@@ -199,6 +203,11 @@ func (d *Disk) reachable() []bool {
 		}
 		for _, k := range n.durKids {
 			visit(k)
+		}
+		if live {
+			for _, k := range n.kids {
+				visit(k)
+			}
 		}
 		for _, e := range n.dpend {
 			if e.n != nil {

@@ -60,6 +60,10 @@ type Options struct {
 	// NoDerive makes every case re-run the golden prefix instead of deriving its crash state
 	// from the recorded golden run. Results are the same, only slower; it exists to check that.
 	NoDerive bool
+	// NoShare makes every case run its own recovery. Otherwise cases whose crash state is the
+	// same (the disk after the crash, the world, the clock: see Runner.Run) share one recovery
+	// run, each judged on its own, with the same verdict and report as if it had run alone.
+	NoShare bool
 	// KeepBeats keeps the beats of every case, a passing one's too, so that its Trace shows what
 	// happened (chaoskit replay --trace); otherwise only a case that did not simply pass keeps them.
 	KeepBeats bool

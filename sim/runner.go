@@ -47,6 +47,7 @@ type Runner struct {
 	goldens map[int]*Golden                // by number of workers
 	alts    map[string]*oracle.Observation // the runs with the model's alternatives (Runner.alternative)
 	buffers sync.Pool                      // of *[]Beat: see buffer
+	shares  shares                         // recoveries shared by cases of one crash state (share.go)
 }
 
 // Hinter is implemented by a target that says in its own words, for the messages that report a
@@ -183,12 +184,46 @@ func (rn *Runner) Options() Options { return rn.o }
 // failing case is run a second time before it is reported: if the second run differs from the
 // first in any beat or in its verdict, the target is not deterministic (in its recovery, say)
 // and the case is unknown, for its replay command would not reproduce it.
+//
+// Cases whose crash state is the same share one recovery run, unless Options.NoShare: a case
+// whose only fault is a kill, a power cut or a torn write, at a beat where another case's crash
+// left the same disk (names, bytes, what is durable and what is pending), world, clock and
+// scheduler, takes that case's recovery, renumbered from its own crash beat, and is judged on its
+// own (share.go). A case whose crash state another case is recovering waits for it; TryRun does
+// not. A failing case's second run is its own.
 func (rn *Runner) Run(s faults.Schedule) *Case {
+	c, _ := rn.run(s, shareWait)
+	return c
+}
+
+// TryRun is Run, except that a case whose crash state another case is recovering at the moment
+// is not run: TryRun returns nil and a channel closed when that recovery is over, when TryRun
+// decides the case from it. A campaign running several cases at once runs another case
+// meanwhile.
+func (rn *Runner) TryRun(s faults.Schedule) (*Case, <-chan struct{}) {
+	return rn.run(s, shareTry)
+}
+
+// shareMode says whether a case may take another case's recovery (share.go), and what it does
+// when that recovery is being run.
+type shareMode uint8
+
+const (
+	shareNone shareMode = iota // run alone
+	shareWait                  // share; wait for a recovery being run
+	shareTry                   // share; return at once while it is being run
+)
+
+// run is Run and TryRun.
+func (rn *Runner) run(s faults.Schedule, mode shareMode) (*Case, <-chan struct{}) {
 	if err := s.Validate(); err != nil {
 		panic("sim: Runner.Run: " + err.Error())
 	}
 	start := time.Now()
-	c := rn.runCase(s)
+	c, wait := rn.runCaseMode(s, s, false, mode)
+	if wait != nil {
+		return nil, wait
+	}
 	if c.Failed() {
 		if why := rn.leftGoldenPath(c); why != "" {
 			c.Verdict.Outcome = oracle.Unknown
@@ -201,7 +236,8 @@ func (rn *Runner) Run(s faults.Schedule) *Case {
 		}
 	}
 	c.Duration = time.Since(start)
-	return c
+	rn.count(1, 0, 0)
+	return c, nil
 }
 
 // leftGoldenPath says where case c, before its first fault, did otherwise than the golden run it
@@ -284,6 +320,14 @@ func (rn *Runner) runCase(s faults.Schedule) *Case { return rn.runCaseAs(s, s, f
 // runCaseAs runs the case of schedule s once, with the workers and against the golden run of
 // schedule like; keep keeps its beats even if it passes.
 func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
+	c, _ := rn.runCaseMode(s, like, keep, shareNone)
+	return c
+}
+
+// runCaseMode is runCaseAs, sharing the recovery with other cases of the same crash state as
+// mode says; with shareTry it returns nil and a channel instead of waiting for another case's
+// recovery.
+func (rn *Runner) runCaseMode(s, like faults.Schedule, keep bool, mode shareMode) (*Case, <-chan struct{}) {
 	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s, workers: rn.o.Workers}
 	if rn.o.Repro != nil {
 		c.Repro = rn.o.Repro(s)
@@ -291,7 +335,7 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	for _, k := range s.Kinds() {
 		if why := rn.Unsupported(k); why != "" {
 			c.Verdict = oracle.Verdict{Outcome: oracle.Unknown, Reason: fmt.Sprintf("%s cannot apply to %s: %s", k, rn.o.Name, why)}
-			return c
+			return c, nil
 		}
 	}
 	o := rn.o
@@ -300,7 +344,7 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	if err != nil {
 		c.Verdict = oracle.Verdict{Outcome: oracle.Unknown, Reason: err.Error()}
 		c.interrupted = errors.Is(err, ErrInterrupted)
-		return c
+		return c, nil
 	}
 	g := gold.Len()
 	r := newRun(rn.newTarget, &o, rn.tools, s, 10*g+1000)
@@ -324,8 +368,46 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 			rn.buffers.Put(&b)
 		}
 	}()
+	var claimed *share // the recovery of this crash state, which this case runs for others
+	var key shareKey
+	var crashNote string
 	if len(s) > 0 && rn.derivable(s[0], o.Workers, g) {
-		if x0, stop := rn.derive(r, gold.r, s[0]); stop {
+		x0, stop := rn.derive(r, gold.r, s[0])
+		if !stop && mode != shareNone && rn.shareable(s, o.Workers, g) && r.fired[0] >= 0 {
+			k := s[0].Beat
+			key = r.shareKey(gold.r.rec.cursors[k])
+			for claimed == nil {
+				sh, mine := rn.claim(key)
+				if mine {
+					claimed, crashNote = sh, r.notes[k]
+					defer func() {
+						if sh.rec == nil && x.stopped != nil {
+							rn.forget(key, sh) // interrupted: a resumed campaign claims it again
+						}
+						sh.end() // if the run did not publish (it panicked), those waiting run alone
+					}()
+					break
+				}
+				if mode == shareTry {
+					select {
+					case <-sh.done:
+					default:
+						return nil, sh.done
+					}
+				}
+				select {
+				case <-sh.done:
+				case <-rn.ctx.Done():
+				}
+				if rn.ctx.Err() != nil || sh.rec == nil || !sh.rec.fits(s[0], r.maxBeats) {
+					break // run alone
+				}
+				rn.graft(c, r, k, sh.rec, gold, keep)
+				rn.count(0, 0, 1)
+				return c, nil
+			}
+		}
+		if stop {
 			x = x0
 		} else {
 			x = r.loop()
@@ -333,13 +415,21 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	} else {
 		x = r.startAll()
 	}
+	rn.count(0, 1, 0)
+
 	if x.stopped != nil {
+		if claimed != nil {
+			claimed.publish(r, s[0].Beat, crashNote, x, nil)
+		}
 		c.Verdict = oracle.Verdict{Outcome: oracle.Unknown, Reason: x.String()}
 		c.interrupted = true
-		return c
+		return c, nil
 	}
 	r.atEnd(x)
 	obs := r.observe(x, rn.state(), false)
+	if claimed != nil {
+		claimed.publish(r, s[0].Beat, crashNote, x, obs)
+	}
 	oo := oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: rn.ordered}
 	if o.Workers > rn.o.Workers {
 		oo.Repeated = rn.repeated(gold)
@@ -365,7 +455,7 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 	if keep || rn.o.KeepBeats || c.Verdict.Outcome != oracle.Pass || c.Verdict.Detected != "" {
 		c.Beats, c.Notes = r.allBeats(), r.notes
 	}
-	return c
+	return c, nil
 }
 
 // asKill judges the work lost of case c, whose corrupt faults flipped a bit and which redid more

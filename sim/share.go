@@ -1,0 +1,240 @@
+package sim
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/oracle"
+)
+
+// Cases whose crash state is the same share one recovery run: a power cut at a beat that only
+// reads leaves the disk, the world and the clock that a power cut at the beat before leaves, and
+// what the restarted process does from there is the same, because the target is deterministic.
+// So the first such case runs its recovery, and every other takes that run's beats, effects and
+// outcome, renumbered from its own crash beat, and is judged on its own: its own schedule, prefix,
+// first process (its marks and work lost are counted from its own crash beat) and verdict, the
+// same to the byte as if it had run alone.
+//
+// The crash state is compared whole, by a digest of what the recovery can observe
+// (run.shareKey): the disk after the crash (faults.Disk.Digest: names, bytes, what is durable,
+// what is pending), the world's position in the golden run's log (its effects, keys, leases,
+// messages, pending replies and model calls: one position, one world), the virtual clock, the
+// scheduler's random source, the marks made before the crash (the supervisor looks at their
+// labels), the restarts due and when, when the fault's effect is over, and the disk's options.
+// Only the first fault of a one-fault schedule whose kind leaves nothing behind but the disk is
+// shared (shareable); anything else runs alone. A shared recovery that did not end cleanly (it
+// hung, spun, ran out of beats, was interrupted) is not handed on either: each case runs alone.
+
+// shareable reports whether a case of schedule s may share its recovery with another's: one
+// fault, a kill, a power cut or a torn write, whose crash state is derived. A corrupt fault is
+// judged again as a kill when it loses work (Runner.asKill), and a model-diverge fault changes
+// what the model answers from then on, which the crash state does not hold: both run alone.
+func (rn *Runner) shareable(s faults.Schedule, workers, goldenBeats int) bool {
+	if rn.o.NoShare || len(s) != 1 || !rn.derivable(s[0], workers, goldenBeats) {
+		return false
+	}
+	switch s[0].Kind {
+	case faults.Kill, faults.Power, faults.Torn:
+		return true
+	}
+	return false
+}
+
+// shareKey is the digest of a derived run's crash state: see the comment at the top of the file.
+type shareKey [32]byte
+
+// shareKey returns the digest of the crash state of run r, derived from the golden run's
+// cursor at: what its recovery can observe.
+func (r *run) shareKey(at cursor) shareKey {
+	h := sha256.New()
+	disk := r.disk.Digest()
+	h.Write(disk[:])
+	sched, err := r.pcg.MarshalBinary()
+	if err != nil {
+		panic(err) // a PCG always marshals
+	}
+	h.Write(sched)
+	fmt.Fprintf(h, "|%d %d %d %d %d %d %t %t|%d %d %d|", at.world, at.marks, r.prefixMarks, len(r.procs), r.counted, r.failedProcs,
+		r.diverging, keepsSubset(r.sched), r.clock.Now().UnixNano(), r.quietAt.UnixNano(), r.rateLimited.UnixNano())
+	for _, rs := range r.restarts {
+		fmt.Fprintf(h, "%d %d|", rs.worker.id, rs.at.UnixNano())
+	}
+	var k shareKey
+	h.Sum(k[:0])
+	return k
+}
+
+// recovery is what a shared recovery run left: enough to build the case of another crash at
+// the same crash state, renumbered from its crash beat.
+type recovery struct {
+	fault faults.Fault        // the fault of the case that ran it: the same case run again runs again
+	k     int                 // the beat the run crashed at
+	beats []Beat              // its beats after the crash beat
+	notes map[int]string      // what happened at them
+	obs   *oracle.Observation // what the oracle read of the run
+}
+
+// share is one crash state's recovery: being run (done open) or run (rec; nil if it cannot be
+// handed on).
+type share struct {
+	done  chan struct{}
+	close sync.Once
+	rec   *recovery
+}
+
+// end closes done, once: a run that stops without publishing (it panicked) leaves the cases
+// waiting for it to run on their own.
+func (s *share) end() { s.close.Do(func() { close(s.done) }) }
+
+// shares are a Runner's recent recoveries, by crash state, and its count of runs.
+type shares struct {
+	mu    sync.Mutex
+	m     map[shareKey]*share
+	order []shareKey // the keys of m, oldest first
+	tally Tally
+}
+
+// keptRecoveries is how many recoveries a Runner keeps for cases to come: the cases that share
+// one are mostly neighbours in a campaign's list (the beats of one stretch between two fsyncs),
+// so a few suffice, and memory stays independent of the campaign's size.
+const keptRecoveries = 64
+
+// Tally counts what a Runner ran: the cases it decided, the runs of the target they took (a
+// failing case runs twice, to check that it is deterministic), and the cases decided from the
+// recovery run of another case with the same crash state, without a run of their own.
+type Tally struct {
+	Cases, Runs, Shared int
+}
+
+// Tally returns the Runner's counts so far.
+func (rn *Runner) Tally() Tally {
+	rn.shares.mu.Lock()
+	defer rn.shares.mu.Unlock()
+	return rn.shares.tally
+}
+
+// count adds to the Runner's tally.
+func (rn *Runner) count(cases, runs, shared int) {
+	rn.shares.mu.Lock()
+	defer rn.shares.mu.Unlock()
+	rn.shares.tally.Cases += cases
+	rn.shares.tally.Runs += runs
+	rn.shares.tally.Shared += shared
+}
+
+// claim returns the share of crash state k and true if the caller is to run its recovery (it
+// then publishes it), or the share being run or run by another case and false.
+func (rn *Runner) claim(k shareKey) (*share, bool) {
+	sh := &rn.shares
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if s, ok := sh.m[k]; ok {
+		return s, false
+	}
+	if sh.m == nil {
+		sh.m = map[shareKey]*share{}
+	}
+	s := &share{done: make(chan struct{})}
+	sh.m[k] = s
+	sh.order = append(sh.order, k)
+	for i := 0; len(sh.m) > keptRecoveries && i < len(sh.order); {
+		old := sh.order[i]
+		select {
+		case <-sh.m[old].done:
+			delete(sh.m, old)
+			sh.order = append(sh.order[:i], sh.order[i+1:]...)
+		default:
+			i++ // still running: a case may be waiting for it
+		}
+	}
+	return s, true
+}
+
+// forget drops the share of crash state k, whose run ended without a recovery to hand on (it
+// was interrupted): a case waiting for it runs on its own, and a later one claims it again.
+func (rn *Runner) forget(k shareKey, s *share) {
+	sh := &rn.shares
+	sh.mu.Lock()
+	if sh.m[k] == s {
+		delete(sh.m, k)
+		for i, o := range sh.order {
+			if o == k {
+				sh.order = append(sh.order[:i], sh.order[i+1:]...)
+				break
+			}
+		}
+	}
+	sh.mu.Unlock()
+}
+
+// publish hands the recovery of run r, which crashed at beat k and ended as x, observed as obs,
+// to the cases waiting for it, if it ended cleanly; otherwise they run on their own.
+// crashNote is what r noted at beat k once it had crashed there: a recovery that noted more at
+// the crash beat is not handed on, for the notes of another case's crash beat are its own.
+func (s *share) publish(r *run, k int, crashNote string, x ending, obs *oracle.Observation) {
+	defer s.end()
+	if x.hung != "" || x.over || x.late || x.stopped != nil || r.spinning() || r.halted || obs.Undecided != "" || r.notes[k] != crashNote {
+		return
+	}
+	// A derived run's own beats are the crash beat, then the recovery's.
+	rec := &recovery{fault: r.sched[0], k: k, beats: append([]Beat(nil), r.beats[1:]...), notes: map[int]string{}, obs: obs}
+	for b, n := range r.notes {
+		if b > k {
+			rec.notes[b] = n
+		}
+	}
+	s.rec = rec
+}
+
+// fits reports whether recovery rec can stand for that of a run crashed by f, whose bound is
+// maxBeats: f is another case's fault (a case run again, as to check that it is deterministic,
+// runs again), and the recovery's beats renumbered from f's beat all fall within the bound, as
+// they would have had the run gone on.
+func (rec *recovery) fits(f faults.Fault, maxBeats int) bool {
+	return f != rec.fault && f.Beat+len(rec.beats) < maxBeats
+}
+
+// graft decides case c, whose run r was derived up to its crash at beat k and crashed there,
+// from recovery rec: the recovery's beats, notes and observation renumbered from k, with r's own
+// first process and prefix. keep keeps its beats even if it passes.
+func (rn *Runner) graft(c *Case, r *run, k int, rec *recovery, gold *Golden, keep bool) {
+	d := k - rec.k
+	src := rec.obs
+	obs := &oracle.Observation{
+		Completed: src.Completed, Err: src.Err, Undecided: src.Undecided, Unrecoverable: src.Unrecoverable,
+		Stopped: src.Stopped, Refused: src.Refused, Result: src.Result, State: src.State, StateErr: src.StateErr,
+		ModelCalls: src.ModelCalls, Beats: src.Beats + d, PrefixMarks: r.prefixMarks,
+	}
+	shift := func(b int) int {
+		if b > rec.k {
+			return b + d
+		}
+		return b
+	}
+	for _, e := range src.Effects {
+		e.Beat = shift(e.Beat)
+		obs.Effects = append(obs.Effects, e)
+	}
+	for _, u := range src.KeyReuses {
+		u.Beat, u.FirstBeat = shift(u.Beat), shift(u.FirstBeat)
+		obs.KeyReuses = append(obs.KeyReuses, u)
+	}
+	for _, m := range src.Marks {
+		m.Beat = shift(m.Beat)
+		obs.Marks = append(obs.Marks, m)
+	}
+	obs.Processes = append(r.processes()[:1], src.Processes[1:]...)
+	oo := oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: rn.ordered}
+	c.Verdict = oracle.Check(gold.obs, obs, oo)
+	c.Result, c.State = obs.Result, obs.State
+	if keep || rn.o.KeepBeats || c.Verdict.Outcome != oracle.Pass || c.Verdict.Detected != "" {
+		c.Beats = append(r.allBeats(), rec.beats...)
+		c.Notes = maps.Clone(r.notes)
+		for b, n := range rec.notes {
+			c.Notes[b+d] = n
+		}
+	}
+}
