@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
@@ -19,16 +20,22 @@ import (
 //
 // Numbers that only count (inode numbers, the sequence of writes, the journal's operations) enter
 // it relative to each other, as the disk only ever compares them: in the order of the inodes, as
-// writes ago, as operations since the last commit. Inodes no name leads to, live or durable, enter
-// it only while they hold a write a torn crash could pick.
+// writes ago, as operations since the last commit; the journal's order only under ext4-ordered,
+// the one model that reads it. An inode no name leads to, live or durable, enters it only as the
+// one a torn crash would pick and not tear (under ext4-ordered, whole while it holds such a write).
 func (d *Disk) Digest() [32]byte {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	dg := digester{h: sha256.New()}
 	keep := d.reach(true)
-	for _, n := range d.inodes {
-		if n.last != nil && n.dirty {
-			keep[n.ino] = true // what tornCandidate may pick
+	// An inode no name leads to can matter only as one a torn crash picks (tornCandidate, the
+	// newest dirty write), which then tears nothing: all that counts of such inodes is where their
+	// writes fall among the others' (below, order). Under ext4-ordered they enter whole.
+	if d.ext4() {
+		for _, n := range d.inodes {
+			if n.last != nil && n.dirty {
+				keep[n.ino] = true
+			}
 		}
 	}
 	rank := make([]int, len(d.inodes))
@@ -48,13 +55,36 @@ func (d *Disk) Digest() [32]byte {
 	}
 	dg.bytes([]byte(d.model))
 	dg.ints(int(d.sector), d.flips, b2i(d.pending), b2i(d.mutated), rank[d.root.ino])
-	dg.ints(d.jseq-d.forced, len(d.jtimes))
-	for _, t := range d.jtimes {
-		dg.time(t)
+	ext4 := d.ext4()
+	if ext4 { // the journal's order: posix never looks at it
+		dg.ints(d.jseq-d.forced, len(d.jtimes))
+		for _, t := range d.jtimes {
+			dg.time(t)
+		}
 	}
 	dg.ints(b2i(d.space.full), int(d.space.budget))
 	dg.time(d.space.until)
-	rel := func(j int) int { return j - d.forced }
+	// The inodes with a dirty write, newest write first, a run of nameless ones as one.
+	var dirty []*inode
+	for _, n := range d.inodes {
+		if n.last != nil && n.dirty {
+			dirty = append(dirty, n)
+		}
+	}
+	slices.SortFunc(dirty, func(a, b *inode) int { return cmp.Compare(b.last.seq, a.last.seq) })
+	prev := 0
+	for _, n := range dirty {
+		if r := id(n); r >= 0 || prev >= 0 {
+			dg.ints(r)
+			prev = r
+		}
+	}
+	rel := func(j int) int {
+		if !ext4 {
+			return 0
+		}
+		return j - d.forced
+	}
 	for _, n := range d.inodes {
 		if !keep[n.ino] {
 			continue
@@ -82,7 +112,10 @@ func (d *Disk) Digest() [32]byte {
 		if n.dirty {
 			dg.bytes(n.durable)
 		}
-		dg.ints(int(n.alloc), b2i(n.daClose), b2i(n.last != nil))
+		if ext4 {
+			dg.ints(int(n.alloc), b2i(n.daClose))
+		}
+		dg.ints(b2i(n.last != nil))
 		if w := n.last; w != nil {
 			dg.ints(int(d.seq-w.seq), int(w.off), w.n, int(w.oldLen))
 			dg.bytes(w.old)

@@ -43,6 +43,7 @@ type benchReport struct {
 	Scaling      []benchPoint   `json:"scaling"`
 	Random       *benchRandom   `json:"random,omitempty"`
 	Exec         []benchCommand `json:"exec,omitempty"`
+	Share        []benchShare   `json:"share,omitempty"`
 	Took         time.Duration  `json:"-"`
 }
 
@@ -77,6 +78,7 @@ func runBench(c *cli, args []string) error {
 	execOnly := fs.Bool("exec-only", false, "with --exec, measure only the command")
 	execCases := fs.Int("exec-cases", 12, "with --exec, the crash cases of each fault kind measured, spread evenly over the golden run")
 	execRounds := fs.Int("exec-rounds", 3, "with --exec, how many times every case is measured beside a bare run")
+	shareRounds := fs.Int("share-rounds", 0, "also run the demo's campaign of single faults and, with --exec, the command's exhaustive campaign under kill, power and torn, with recoveries shared and without (--no-share), this many times each, interleaved")
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
@@ -127,6 +129,22 @@ func runBench(c *cli, args []string) error {
 			return err
 		}
 	}
+	for _, cmd := range commands {
+		if *shareRounds > 0 {
+			m, err := shareCommand(c, cmd, *shareRounds, *parallel)
+			if err != nil {
+				return err
+			}
+			r.Share = append(r.Share, m)
+		}
+	}
+	if *shareRounds > 0 && !*execOnly && !*randomOnly {
+		m, err := shareDemo(c, *shareRounds, *parallel)
+		if err != nil {
+			return err
+		}
+		r.Share = append(r.Share, m)
+	}
 	if *randomOnly || *execOnly {
 		lengths = nil
 	} else if err := r.reference(c); err != nil {
@@ -166,7 +184,9 @@ func mkdirAll(fsys afero.Fs, dir string) error {
 // an exhaustive campaign's throughput with one case at a time and with r.Parallel at once.
 func (r *benchReport) reference(c *cli) error {
 	newAgent := func() harness.Target { return reference.New(reference.Correct, reference.Onboarding()) }
-	rn, err := campaign.NewRunner(c.ctx, campaign.Target{Name: "reference", New: newAgent}, campaign.Options{})
+	alone := campaign.Options{}
+	alone.NoShare = true // a case's own cost, not a share of another's recovery
+	rn, err := campaign.NewRunner(c.ctx, campaign.Target{Name: "reference", New: newAgent}, alone)
 	if err != nil {
 		return err
 	}
@@ -216,7 +236,9 @@ func (r *benchReport) reference(c *cli) error {
 // campaign's cases, a late and an early crash, side by side.
 func benchSynthetic(ctx context.Context, n int) (benchPoint, error) {
 	newAgent := reference.Synthetic(n)
-	rn, err := campaign.NewRunner(ctx, campaign.Target{Name: "synthetic", New: newAgent}, campaign.Options{})
+	alone := campaign.Options{}
+	alone.NoShare = true // a case's own cost, not a share of another's recovery
+	rn, err := campaign.NewRunner(ctx, campaign.Target{Name: "synthetic", New: newAgent}, alone)
 	if err != nil {
 		return benchPoint{}, err
 	}
@@ -288,6 +310,9 @@ func (r *benchReport) print(c *cli) {
 	fmt.Fprintf(w, "machine: %s; parallel %d\n", r.Machine, r.Parallel)
 	for _, e := range r.Exec {
 		e.print(w, r.Parallel)
+	}
+	for _, m := range r.Share {
+		m.print(w)
 	}
 	if r.Cases > 0 { // not measured with --random-only
 		r.printCosts(w)
@@ -424,7 +449,9 @@ func benchOneCommand(c *cli, cmd reports.Command, eb execBench) (benchCommand, e
 	if err != nil {
 		return m, err
 	}
-	rn, err := campaign.NewRunner(c.ctx, target, campaign.Options{})
+	alone := campaign.Options{}
+	alone.NoShare = true // a case's own cost, not a share of another's recovery
+	rn, err := campaign.NewRunner(c.ctx, target, alone)
 	if err != nil {
 		return m, targetError(beatsAdvice(err, []campaign.Target{target}))
 	}

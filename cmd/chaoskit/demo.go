@@ -23,6 +23,7 @@ func runDemo(c *cli, args []string) error {
 	out := fs.String("out", "chaoskit-report", "directory to write the report to")
 	seed := fs.Uint64("seed", 1, "the campaign's seed")
 	faultList := fs.String("faults", "all", "the fault kinds, or families, with commas; variants whose bug none of them exposes are left out")
+	noShare := addShareFlag(fs)
 	pos, err := c.parse(fs, args)
 	if err != nil {
 		return err
@@ -70,7 +71,7 @@ func runDemo(c *cli, args []string) error {
 		if len(run.camp.Targets) <= 1 && run.camp == deep {
 			continue
 		}
-		run.camp.Options.Seed = *seed
+		run.camp.Options.Seed, run.camp.Options.NoShare = *seed, *noShare
 		passed, err := c.demoCampaign(run.camp, run.dir, run.title)
 		if err != nil {
 			return err

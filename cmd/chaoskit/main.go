@@ -86,7 +86,8 @@ type cli struct {
 	terminal       bool
 	fs             afero.Fs
 	now            func() time.Time
-	notes          []string // what the text summary should say about how the command ran
+	notes          []string  // what the text summary should say about how the command ran
+	tally          sim.Tally // what the last campaign ran, for the text summary
 }
 
 type command struct {

@@ -74,6 +74,9 @@ func (c *cli) publish(rep *reports.Report, dir string, formats []string, summary
 		}
 		total := totals(rep)
 		fmt.Fprintf(c.stdout, "\n%d cases in %.1fs", total.Cases, rep.DurationMs/1000)
+		if t := c.tally; t.Cases > 0 {
+			fmt.Fprintf(c.stdout, " (%s for %s: %s)", reports.Count(t.Runs, "run"), reports.Count(t.Cases, "case"), shareText(t))
+		}
 		if len(written) > 0 {
 			fmt.Fprintf(c.stdout, "; wrote %s", strings.Join(written, ", "))
 		}

@@ -164,6 +164,7 @@ func runRun(c *cli, args []string) error {
 	parallel := fset.Int("parallel", 0, "cases run at once (default: one per CPU); the report does not depend on it")
 	workers := fset.Int("workers", 0, "deprecated: the old name of --parallel")
 	resume := fset.String("resume", "", "continue the interrupted campaign of this report directory")
+	noShare := addShareFlag(fset)
 	outs := addOutputFlags(fset)
 	sel := addSelectionFlags(fset)
 	pos, err := c.parse(fset, args)
@@ -211,7 +212,7 @@ func runRun(c *cli, args []string) error {
 	if formats, err = sel.formats(formats, cf.set); err != nil {
 		return err
 	}
-	camp.Options.Parallel = *parallel
+	camp.Options.Parallel, camp.Options.NoShare = *parallel, *noShare
 	release, err := c.lockDir(dir)
 	if err != nil {
 		return err
@@ -341,6 +342,8 @@ func (c *cli) execute(camp *campaign.Campaign, dir string, resumed *campaign.Jou
 	}
 	camp.Options.OnGolden = bar.golden()
 	ro.FS, ro.Dir, ro.Resume, ro.Progress = c.fs, dir, resumed, bar.callback()
+	c.tally = sim.Tally{}
+	ro.Tally = &c.tally
 	rep, err := camp.Run(c.ctx, ro)
 	bar.end()
 	return rep, beatsAdvice(err, camp.Targets)
