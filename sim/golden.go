@@ -206,6 +206,10 @@ func (rn *Runner) goldenRun(workers int, name string, no int, t *tally, of int) 
 		}
 		return r, nil, &BoundError{Target: name, Bound: bound, MaxBeats: o.MaxBeats, MaxVirtualTime: o.MaxVirtualTime,
 			Beats: min(r.nbeats(), o.MaxBeats), Virtual: r.clock.Now().Sub(faults.Epoch), TargetDefault: rn.targetBound && bound == "MaxBeats"}
+	case x.cause != nil:
+		// Kept in the chain, so that a caller tells a run that cannot be judged (a request
+		// the cassette does not answer) from one that failed.
+		return nil, nil, fmt.Errorf("%s: %s%w %w", name, which, errGolden, x.cause)
 	case x.hung != "" || x.err != nil || x.panicked != "":
 		return nil, nil, fmt.Errorf("%s: %s%w %s", name, which, errGolden, x)
 	}

@@ -203,6 +203,7 @@ type ending struct {
 	err      error
 	panicked string
 	hung     string // why the run cannot be judged: a process hung, or asked what no one can answer (harness.ErrUndecided)
+	cause    error  // the harness.ErrUndecided a process ended with, when that is why hung is set
 	over     bool
 	late     bool   // a golden run's clock would have passed Options.MaxVirtualTime
 	stopped  error  // the run's context was done (its cause): the run was interrupted
@@ -520,7 +521,7 @@ func (r *run) handle(ev event) (ending, bool) {
 		r.end(p, fmt.Sprintf("process %d %s", p.id, ending{result: ev.result, err: ev.err, panicked: ev.panicked}))
 		if errors.Is(ev.err, harness.ErrUndecided) {
 			r.killAll() // the run cannot be judged: nothing it does from here on means anything
-			return ending{hung: ev.err.Error()}, true
+			return ending{hung: ev.err.Error(), cause: ev.err}, true
 		}
 		w := p.worker
 		w.result, w.err, w.panicked = ev.result, ev.err, ev.panicked

@@ -1,7 +1,10 @@
 package process_test
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/chaoskit/chaoskit/adapters/services"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/internal/needs"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/sim"
 )
@@ -40,12 +44,24 @@ func agentServices(t *testing.T, cassette string) services.Config {
 	return services.Config{Cassette: c, Routes: []rest.Route{route}, Tools: []mcp.Tool{notify}}
 }
 
-// buyerTarget is testdata/agent/buyer.py as a team runs it under chaoskit: its own variable
-// names mapped onto the services' URLs, nothing of chaoskit in it.
-func buyerTarget(t *testing.T, cassette string, args ...string) process.Target {
+// agents are the same purchasing agent written twice, as teams write one: with Python's
+// urllib and with Node's fetch.
+var agents = []struct {
+	lang string
+	argv func(t *testing.T) []string
+}{
+	{"python", func(t *testing.T) []string { return []string{pythonExe(t), "-S", "-B", "testdata/agent/buyer.py"} }},
+	{"node", func(t *testing.T) []string {
+		return []string{needs.Command(t, "node", "apt-get install nodejs"), "testdata/agent/buyer.mjs"}
+	}},
+}
+
+// buyerTarget is testdata/agent/buyer.py, or .mjs, as a team runs it under chaoskit: its own
+// variable names mapped onto the services' URLs, nothing of chaoskit in it.
+func buyerTarget(t *testing.T, argv []string, cassette string, args ...string) process.Target {
 	return process.Target{
-		Argv:      append([]string{pythonExe(t), "-S", "-B", "testdata/agent/buyer.py"}, args...),
-		StateArgv: []string{pythonExe(t), "-S", "-B", "testdata/agent/buyer.py", "--dump-state"},
+		Argv:      append(slices.Clone(argv), args...),
+		StateArgv: append(slices.Clone(argv), "--dump-state"),
 		Env: []string{"STATE_DIR=${CHAOSKIT_STATE_DIR}", "PURCHASING_URL=${CHAOSKIT_HTTP_URL}",
 			"NOTIFY_MCP_URL=${CHAOSKIT_MCP_URL}"},
 		// The ids a provider gives are fresh in every answer: the conversation keeps them.
@@ -55,11 +71,26 @@ func buyerTarget(t *testing.T, cassette string, args ...string) process.Target {
 }
 
 // An agent that reaches its model, a REST service and an MCP server over HTTP, with only
-// environment variables pointing it at chaoskit, is tested as it ships: a kill at every beat,
-// each model and tool fault at a beat where it fires; the correct agent passes them all, the
-// one that sends no idempotency keys duplicates its order.
+// environment variables pointing it at chaoskit, is tested as it ships: the correct agent passes
+// a kill, a cut model stream, a model call that never answers (the agent's timeout gives up on
+// it and asks again) and a tool call whose answer is lost; the one that sends no
+// idempotency keys duplicates its order when killed after the order was applied and before its
+// checkpoint. (Every kill and every model and tool fault: TestAgentOverHTTPEveryFault, under
+// -tags campaigns.)
 func TestUnmodifiedAgentOverHTTP(t *testing.T) {
-	correct, err := sim.NewRunner(harness.Fresh(buyerTarget(t, "cassette.json")), sim.Options{Name: "buyer"})
+	for _, a := range agents {
+		t.Run(a.lang, func(t *testing.T) {
+			checkAgent(t, a.argv(t), func(int) []string { return []string{"kill@2", "model-cut@0", "model-hang@0", "tool-ambiguous@1"} })
+		})
+	}
+}
+
+// checkAgent runs the correct agent of argv under the schedules of scheds (given its golden run's
+// length), each of which it must pass, and the agent without keys under a kill after its order
+// was applied, which must duplicate it.
+func checkAgent(t *testing.T, argv []string, scheds func(beats int) []string) {
+	t.Helper()
+	correct, err := sim.NewRunner(harness.Fresh(buyerTarget(t, argv, "cassette.json")), sim.Options{Name: "buyer"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,51 +98,80 @@ func TestUnmodifiedAgentOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trace := strings.Join(g.Trace(), "\n")
-	for _, want := range []string{"purchase_orders", "notify"} {
-		if !strings.Contains(trace, want) {
-			t.Fatalf("golden run never called %s:\n%s", want, trace)
-		}
+	trace := g.Trace()
+	applied := slices.IndexFunc(trace, func(l string) bool {
+		return strings.HasPrefix(l, "tool purchase_orders") && strings.HasSuffix(l, "applied")
+	})
+	if applied < 0 || !slices.ContainsFunc(trace, func(l string) bool { return strings.HasPrefix(l, "tool notify") }) {
+		t.Fatalf("golden run never called purchase_orders and notify:\n%s", strings.Join(trace, "\n"))
 	}
-	cases := explore(t, correct, faults.Kill)
-	if len(cases) < 4 {
-		t.Fatalf("%d kill cases: want one at each of the agent's beats (model calls, tools, writes)", len(cases))
-	}
-	for _, c := range cases {
-		if c.Verdict.Outcome != oracle.Pass {
-			t.Errorf("correct agent: %s", c)
-		}
-	}
-	for _, s := range []string{"model-cut@0", "model-error@0:503", "tool-ambiguous@1", "tool-transient@3", "tool-timeout@1", "model-diverge@0", "model-hang@0", "model-ratelimit@0"} {
-		sched, err := faults.ParseSchedule(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c := correct.Run(sched); c.Verdict.Outcome != oracle.Pass {
+	for _, s := range scheds(g.Len()) {
+		if c := correct.Run(schedule(t, s)); c.Verdict.Outcome != oracle.Pass {
 			t.Errorf("correct agent under %s: %s", s, c)
 		}
 	}
-
-	nokey, err := sim.NewRunner(harness.Fresh(buyerTarget(t, "cassette.json", "--no-key")), sim.Options{Name: "buyer --no-key"})
+	nokey, err := sim.NewRunner(harness.Fresh(buyerTarget(t, argv, "cassette.json", "--no-key")), sim.Options{Name: "buyer --no-key"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed := 0
-	for _, c := range explore(t, nokey, faults.Kill) {
-		if c.Verdict.Outcome == oracle.Fail && strings.Contains(c.String(), "purchase_orders") {
-			failed++
-		}
-	}
-	if failed == 0 {
-		t.Error("the agent without idempotency keys passed every kill: a kill after its order was applied and before its checkpoint must duplicate the order")
+	kill := fmt.Sprintf("kill@%d", applied+1)
+	if c := nokey.Run(schedule(t, kill)); c.Verdict.Outcome != oracle.Fail || !strings.Contains(c.String(), "purchase_orders") {
+		t.Errorf("the agent without idempotency keys under %s: %s; want its order duplicated", kill, c)
 	}
 }
 
-// A model request the cassette does not answer makes the run undecided, saying what was asked.
+// schedule parses s.
+func schedule(t *testing.T, s string) faults.Schedule {
+	t.Helper()
+	sched, err := faults.ParseSchedule(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sched
+}
+
+// A model request the cassette does not answer makes the run undecided, saying what was asked
+// and which rule of the cassette did not hold.
 func TestCassetteMissIsUndecided(t *testing.T) {
-	_, err := sim.NewRunner(harness.Fresh(buyerTarget(t, "short.json")), sim.Options{Name: "buyer/short", Timeout: 5 * time.Second})
-	if err == nil || !strings.Contains(err.Error(), "cassette") {
-		t.Fatalf("err = %v, want the golden run refused for a request the cassette does not answer", err)
+	_, err := sim.NewRunner(harness.Fresh(buyerTarget(t, agents[0].argv(t), "short.json")), sim.Options{Name: "buyer/short", Timeout: 5 * time.Second})
+	if !errors.Is(err, harness.ErrUndecided) {
+		t.Fatalf("err = %v, want harness.ErrUndecided", err)
+	}
+	for _, want := range []string{"no answer in the cassette for this chat.completions request", `interactions[0] "order": turn is 2, not 1`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v\nwant it to say %q", err, want)
+		}
+	}
+}
+
+// The same campaign of an agent over HTTP decides the same every run: the same cases, beats
+// and verdicts.
+func TestAgentOverHTTPIsDeterministic(t *testing.T) {
+	sameTwice(t, agents[0].argv(t), "kill@3", "model-cut@0")
+}
+
+// sameTwice runs the schedules of the agent of argv without keys twice, with a runner each
+// time, and fails t if the two differ in a verdict or a beat.
+func sameTwice(t *testing.T, argv []string, scheds ...string) {
+	t.Helper()
+	var runs [2]string
+	for i := range runs {
+		rn, err := sim.NewRunner(harness.Fresh(buyerTarget(t, argv, "cassette.json", "--no-key")), sim.Options{Name: "buyer"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, s := range scheds {
+			c := rn.Run(schedule(t, s))
+			fmt.Fprintf(&b, "%s\n", c)
+			for _, beat := range c.Beats {
+				fmt.Fprintf(&b, "%s\n", beat.Label())
+			}
+		}
+		runs[i] = b.String()
+	}
+	if runs[0] != runs[1] {
+		t.Errorf("two runs differ:\n%s\n---\n%s", runs[0], runs[1])
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/reports"
 	"github.com/chaoskit/chaoskit/sim"
 )
@@ -118,7 +119,7 @@ func param(c *campaign.Campaign, name string) string {
 func targetError(err error) error {
 	var bound *sim.BoundError
 	switch {
-	case errors.Is(err, sim.ErrNondeterministic):
+	case errors.Is(err, sim.ErrNondeterministic), errors.Is(err, harness.ErrUndecided):
 		return exitError{exitUnknown, err.Error()}
 	case errors.As(err, &bound):
 		flag, limit, got := "--max-beats", fmt.Sprint(bound.MaxBeats, " beats"), "it had reached "+bound.Virtual.String()+" of virtual time"
