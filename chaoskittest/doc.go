@@ -9,6 +9,10 @@
 //	-chaoskit.seed=N                      override Options.Seed
 //	-chaoskit.out=DIR                     write each Check's report directory to DIR/TEST
 //
+// A Go target that reaches its model, MCP tools or REST services over HTTP gets them as a
+// command under chaoskit run does (--cassette, --tool, --http) when wrapped with services.Wrap
+// in the newTarget given to Check, its SDK given services.Client(env) (ExampleCheck_services).
+//
 // A program that imports chaoskit's other packages links neither testing nor rapid, and
 // registers no flag.
 package chaoskittest

@@ -54,25 +54,6 @@ func hasServices(cfg services.Config) bool {
 	return cfg.Cassette != nil || cfg.Model != nil || len(cfg.Tools) > 0 || len(cfg.Routes) > 0
 }
 
-// servicesTools returns the tools the services' requests call, as the world declares them:
-// each MCP tool and each REST route, unless tools already declares its name.
-func servicesTools(cfg services.Config, tools []harness.Tool) []harness.Tool {
-	declared := func(name string) bool {
-		return slices.ContainsFunc(tools, func(t harness.Tool) bool { return t.Name == name })
-	}
-	for _, t := range cfg.Tools {
-		if !declared(t.Name) {
-			tools = append(tools, harness.Tool{Name: t.Name, Contract: t.Contract})
-		}
-	}
-	for _, r := range cfg.Routes {
-		if !declared(r.ToolName()) {
-			tools = append(tools, harness.Tool{Name: r.ToolName(), Contract: r.Contract})
-		}
-	}
-	return tools
-}
-
 // expandEnv returns the entries of env (KEY=VALUE) with each ${CHAOSKIT_NAME} in a value
 // replaced by that variable of the process, from vars; other text is left as it is.
 func expandEnv(env, vars []string) []string {

@@ -105,7 +105,7 @@ const (
 
 // Tools returns t.ToolList.
 func (t Target) Tools() []harness.Tool {
-	return servicesTools(t.Services, slices.Clone(t.ToolList))
+	return t.Services.WorldTools(slices.Clone(t.ToolList))
 }
 
 // DefaultMaxBeats is the bound on a command's golden run, in beats, when sim.Options.MaxBeats

@@ -32,6 +32,26 @@ type Config struct {
 	Routes []rest.Route
 }
 
+// WorldTools returns tools with the tools the services' requests call, as the world declares
+// them, added: each MCP tool and each REST route, unless tools already declares its name (with a
+// contract of its own). A target that serves cfg declares what WorldTools returns.
+func (cfg Config) WorldTools(tools []harness.Tool) []harness.Tool {
+	declared := func(name string) bool {
+		return slices.ContainsFunc(tools, func(t harness.Tool) bool { return t.Name == name })
+	}
+	for _, t := range cfg.Tools {
+		if !declared(t.Name) {
+			tools = append(tools, harness.Tool{Name: t.Name, Contract: t.Contract})
+		}
+	}
+	for _, r := range cfg.Routes {
+		if !declared(r.ToolName()) {
+			tools = append(tools, harness.Tool{Name: r.ToolName(), Contract: r.Contract})
+		}
+	}
+	return tools
+}
+
 // Runner runs a request's work as a call of the process's Env: f on a thread of the process in
 // the simulation, returning once f has. key names the request canonically (what it calls, with
 // which key and arguments): requests that arrive at once are run in the order of their keys, so

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 
 	"github.com/chaoskit/chaoskit/harness"
@@ -51,12 +52,14 @@ func (w wrapped) Run(ctx context.Context, env *harness.Env) (any, error) {
 	return res, err
 }
 
-// Tools returns the wrapped target's tools, if it declares any (harness.Tooler).
+// Tools returns the wrapped target's tools, if it declares any (harness.Tooler), and those its
+// services' requests call (Config.WorldTools).
 func (w wrapped) Tools() []harness.Tool {
+	var tools []harness.Tool
 	if tt, ok := w.t.(interface{ Tools() []harness.Tool }); ok {
-		return tt.Tools()
+		tools = slices.Clone(tt.Tools())
 	}
-	return nil
+	return w.cfg.WorldTools(tools)
 }
 
 // fronts holds the Front of every running process of a wrapped target, by its Env.
