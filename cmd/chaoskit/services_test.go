@@ -128,3 +128,18 @@ func TestMCPWithoutAURL(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 }
+
+// A model request the cassette does not answer leaves the campaign undecided (exit 3), with
+// what was asked against what the cassette's rules say.
+func TestCassetteMissIsUnknown(t *testing.T) {
+	args := buyerFlags(t)
+	for i, a := range args {
+		if a == "--cassette" {
+			args[i+1] = strings.Replace(args[i+1], "cassette.json", "short.json", 1)
+		}
+	}
+	code, out, errOut := chaoskit(t, append([]string{"run", "--faults", "kill", "--out", t.TempDir()}, args...)...)
+	if code != exitUnknown || !strings.Contains(errOut, "no answer in the cassette") || !strings.Contains(errOut, `"order": turn is 2, not 1`) {
+		t.Fatalf("exit %d, want 3 with the diff:\n%s%s", code, out, errOut)
+	}
+}
