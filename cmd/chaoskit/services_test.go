@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,10 +21,16 @@ import (
 func buyerFlags(t *testing.T, extra ...string) []string {
 	t.Helper()
 	needs.Command(t, "python3", "apt-get install python3")
+	// The interpreter itself, not a version manager's shim, which starts a shell at every run.
+	exe, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
+	if err != nil {
+		t.Fatalf("finding the interpreter python3 runs: %v", err)
+	}
+	python := strings.TrimSpace(string(exe))
 	agent, _ := filepath.Abs("../../adapters/process/testdata/agent")
 	return append([]string{
-		"--exec", "python3 -S -B " + agent + "/buyer.py" + strings.Join(extra, " "),
-		"--state", "python3 -S -B " + agent + "/buyer.py --dump-state",
+		"--exec", python + " -S -B " + agent + "/buyer.py" + strings.Join(extra, " "),
+		"--state", python + " -S -B " + agent + "/buyer.py --dump-state",
 		"--cassette", agent + "/cassette.json",
 		"--http", "POST /v1/purchase_orders=idempotent-by-header:Idempotency-Key,name=purchase_orders",
 		"--tool", "notify=idempotent-by-arg:$.key",
@@ -141,5 +148,35 @@ func TestCassetteMissIsUnknown(t *testing.T) {
 	code, out, errOut := chaoskit(t, append([]string{"run", "--faults", "kill", "--out", t.TempDir()}, args...)...)
 	if code != exitUnknown || !strings.Contains(errOut, "no answer in the cassette") || !strings.Contains(errOut, `"order": turn is 2, not 1`) {
 		t.Fatalf("exit %d, want 3 with the diff:\n%s%s", code, out, errOut)
+	}
+}
+
+// run --resume refuses a campaign whose cassette changed since its journal was written: its
+// cases were decided on other answers.
+func TestResumeRefusesAChangedCassette(t *testing.T) {
+	cassette := filepath.Join(t.TempDir(), "answers.json")
+	data, err := os.ReadFile("../../adapters/process/testdata/agent/cassette.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cassette, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := buyerFlags(t)
+	for i, a := range args {
+		if a == "--cassette" {
+			args[i+1] = cassette
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "report")
+	if code, out, errOut := chaoskit(t, append([]string{"run", "--faults", "model-cut", "--out", dir}, args...)...); code != exitOK {
+		t.Fatalf("exit %d:\n%s%s", code, out, errOut)
+	}
+	if err := os.WriteFile(cassette, []byte(strings.Replace(string(data), `"filed"`, `"done"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := chaoskit(t, "run", "--resume", dir)
+	if code != exitUsage || !strings.Contains(errOut, "changed since its journal was written") {
+		t.Fatalf("exit %d, want a refusal: %s", code, errOut)
 	}
 }
