@@ -198,7 +198,11 @@ func (w *watcher) run() {
 		w.sc.close()
 		w.statsOut <- w.stats
 	}()
-	interval := 20 * time.Microsecond
+	// The scans (and, with waits held, the looks at their futex words) come interval apart:
+	// 20 µs after something changed, doubling while nothing does up to maxInterval. Calls
+	// answered at once wake the loop but do not move the next scan.
+	interval := minInterval
+	due := time.Now().Add(interval)
 	for {
 		pfds := []unix.PollFd{{Fd: int32(w.wake), Events: unix.POLLIN}}
 		if w.listener >= 0 {
@@ -215,7 +219,7 @@ func (w *watcher) run() {
 		var tsp *unix.Timespec
 		switch {
 		case w.wanted || len(w.held) > 0:
-			ts := unix.NsecToTimespec(int64(interval))
+			ts := unix.NsecToTimespec(int64(max(time.Until(due), 0)))
 			tsp = &ts
 		case w.listener >= 0:
 			ts := unix.NsecToTimespec(int64(50 * time.Millisecond))
@@ -234,8 +238,9 @@ func (w *watcher) run() {
 					switch c {
 					case cmdStop:
 						return
-					case cmdWant:
+					case cmdWant: // scan at once
 						w.wanted = true
+						interval, due = minInterval, time.Now()
 					case cmdRelease:
 						w.releaseDue()
 						active = true
@@ -247,8 +252,9 @@ func (w *watcher) run() {
 		}
 		if w.listener >= 0 {
 			if r := pfds[1].Revents; r&unix.POLLIN != 0 {
-				active = true
-				w.drain()
+				if w.drain() {
+					active = true
+				}
 			} else if r&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 && len(w.held) == 0 {
 				unix.Close(w.listener) // every process of the command has gone
 				w.listener = -1
@@ -269,28 +275,43 @@ func (w *watcher) run() {
 			case w.activity <- struct{}{}:
 			default:
 			}
-			interval = 20 * time.Microsecond
+			interval = minInterval
+			due = time.Now().Add(interval)
 			continue
 		}
+		if time.Now().Before(due) {
+			continue // woken by a call answered at once: the scan is not due yet
+		}
+		backOff := func() {
+			interval = min(2*interval, maxInterval)
+			due = time.Now().Add(interval)
+		}
 		if !w.wanted {
+			backOff()
 			continue
 		}
 		if w.quiescent() {
 			if w.freeShortSleeps() {
-				interval = 20 * time.Microsecond
+				interval = minInterval
+				due = time.Now().Add(interval)
 				continue
 			}
 			w.wanted = false
 			w.quiet <- w.report()
-			interval = 20 * time.Microsecond
+			interval = minInterval
+			due = time.Now().Add(interval)
 			continue
 		}
 		w.busyRelease()
-		if interval < 2*time.Millisecond {
-			interval *= 2
-		}
+		backOff()
 	}
 }
+
+// The watcher's intervals between scans (see run).
+const (
+	minInterval = 20 * time.Microsecond
+	maxInterval = 2 * time.Millisecond
+)
 
 // sorted returns the held waits in the order they were trapped.
 func (w *watcher) sorted() []*held {
@@ -302,17 +323,20 @@ func (w *watcher) sorted() []*held {
 	return hs
 }
 
-// drain takes every pending notification and answers or holds it.
-func (w *watcher) drain() {
+// drain takes every pending notification and answers or holds it. It reports whether one of
+// them changed what the command waits for (see handle).
+func (w *watcher) drain() (changed bool) {
 	for {
 		var n seccompNotif
 		if err := recvNotif(w.listener, &n); err != nil {
-			return // ENOENT: its thread went away before it was taken
+			return changed // ENOENT: its thread went away before it was taken
 		}
-		w.handle(&n)
+		if w.handle(&n) {
+			changed = true
+		}
 		p := []unix.PollFd{{Fd: int32(w.listener), Events: unix.POLLIN}}
 		if k, _ := unix.Poll(p, 0); k == 0 || p[0].Revents&unix.POLLIN == 0 {
-			return
+			return changed
 		}
 	}
 }
@@ -331,19 +355,22 @@ func (w *watcher) reading(clk int32) int64 {
 	return base(clk) + w.now.Load() - faults.Epoch.UnixNano()
 }
 
-func (w *watcher) handle(n *seccompNotif) {
+// handle answers or holds one notification. It reports whether the command now waits for
+// something else: a wait held, a sync owed, the clock moved by the spin guard. A call answered
+// at once (a clock read, a poll that does not wait) does not: its thread just goes on running,
+// which the scans see, and a Python process reads the clock ~1,500 times as it starts.
+func (w *watcher) handle(n *seccompNotif) (changed bool) {
 	tid, a, nr := int(n.Pid), n.Data.Args, int(n.Data.Nr)
 	if tid == w.helper {
 		proceed(w.listener, n.ID)
-		return
+		return false
 	}
 	switch nr {
 	case unix.SYS_SYNC, unix.SYS_SYNCFS:
 		w.sync(n)
-		return
+		return true
 	case unix.SYS_CLOCK_GETTIME, unix.SYS_GETTIMEOFDAY, sysNr["time"]:
-		w.read(n)
-		return
+		return w.read(n)
 	}
 	now := w.now.Load()
 	h := &held{id: n.ID, tid: tid, nr: nr, args: a, heldAt: time.Now(), beat: true}
@@ -364,7 +391,7 @@ func (w *watcher) handle(n *seccompNotif) {
 		clk := int32(a[0])
 		if !slices.Contains(virtualClocks, uint32(clk)) {
 			proceed(w.listener, n.ID)
-			return
+			return false
 		}
 		d = rel(a[2], false)
 		if a[1]&unix.TIMER_ABSTIME != 0 {
@@ -405,33 +432,33 @@ func (w *watcher) handle(n *seccompNotif) {
 		}
 	default:
 		proceed(w.listener, n.ID)
-		return
+		return false
 	}
 	if h.beat && w.goRuntime(tid) {
 		h.beat = false
 	}
 	if !ok { // a bad pointer: the kernel says EFAULT
 		proceed(w.listener, n.ID)
-		return
+		return false
 	}
 	w.reads = 0
 	if d <= 0 && h.kind != kSleep && h.kind != kFutex {
 		proceed(w.listener, n.ID) // no wait at all: a poll the kernel answers at once
-		return
+		return false
 	}
 	d = max(d, 0)
 	h.deadline = roundMs(now + int64(d))
 	h.length = time.Duration(h.deadline - now)
 	if err := w.watchFds(h); err != nil { // a descriptor gone: the kernel says so
 		proceed(w.listener, n.ID)
-		return
+		return false
 	}
 	if h.kind == kFutex {
 		var b [4]byte
 		if readMem(tid, a[0], b[:]) != nil || binary.LittleEndian.Uint32(b[:]) != h.word {
 			h.close()
 			proceed(w.listener, n.ID) // EAGAIN at once
-			return
+			return false
 		}
 	}
 	w.stats.Held++
@@ -439,6 +466,7 @@ func (w *watcher) handle(n *seccompNotif) {
 	if d == 0 {
 		w.timeout(h)
 	}
+	return true
 }
 
 // goRuntime reports whether thread tid is of a Go program: its runtime's timers (the
@@ -494,8 +522,9 @@ func (w *watcher) sync(n *seccompNotif) {
 	}()
 }
 
-// read answers a clock read with the virtual time.
-func (w *watcher) read(n *seccompNotif) {
+// read answers a clock read with the virtual time. It reports whether the spin guard moved
+// the clock.
+func (w *watcher) read(n *seccompNotif) (moved bool) {
 	tid, a := int(n.Pid), n.Data.Args
 	w.stats.Reads++
 	if r := w.requests.Load(); r != w.lastReq {
@@ -506,6 +535,7 @@ func (w *watcher) read(n *seccompNotif) {
 		w.stats.SpinSteps++
 		w.now.Add(int64(time.Millisecond))
 		w.releaseDue()
+		moved = true
 	}
 	var err error
 	var val int64
@@ -529,9 +559,10 @@ func (w *watcher) read(n *seccompNotif) {
 	}
 	if err != nil {
 		answer(w.listener, n.ID, 0, syscall.EFAULT)
-		return
+		return moved
 	}
 	answer(w.listener, n.ID, val, 0)
+	return moved
 }
 
 // watchFds makes copies of the descriptors h waits on, whose readiness ends it early.
