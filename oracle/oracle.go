@@ -40,6 +40,13 @@ type Observation struct {
 	KeyReuses []KeyReuse
 	// ModelCalls lists the purposes of the model calls that were answered, in order.
 	ModelCalls []string
+	// Calls lists the tool calls applied (a replay under a key included, a look-up not) and the
+	// model calls answered, in the order they were made, after the first PrefixBeats beats:
+	// what work lost is measured from when the target makes no progress marks.
+	Calls []Call
+	// PrefixBeats says the run began with the golden run's first PrefixBeats beats (a run
+	// derived from the golden recording), whose calls Calls leaves out.
+	PrefixBeats int
 	// Beats counts the run's beats.
 	Beats int
 	// Marks lists the progress marks the target made, in order, after the first PrefixMarks.
@@ -98,6 +105,18 @@ type KeyReuse struct {
 	FirstArgs, NewArgs    string
 	FirstBeat, Beat       int
 	FirstProcess, Process int
+}
+
+// Call is a tool call applied or a model call answered, as work lost is measured from it.
+type Call struct {
+	// Model says it is a model call; otherwise it is a tool call.
+	Model bool
+	// Identity names the call as it would be made again: a model call's purpose (its request,
+	// not its answer, which a diverging model changes), a tool call's tool and idempotency key,
+	// else its tool and arguments.
+	Identity string
+	// Beat is the beat at which the call left its process; Process the process.
+	Beat, Process int
 }
 
 // Mark is a progress point the target declared, at a beat, from a process.
@@ -256,6 +275,9 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 
 	v.Metrics.ModelCallsRemade = remade(golden.ModelCalls, faulty.ModelCalls)
 	w := measureWork(golden, faulty, opts.WorkLostSlack)
+	if !w.checked {
+		w = measureCalls(golden, faulty, opts.WorkLostSlack)
+	}
 	v.Metrics.WorkLostBeats, v.Metrics.ResumeBeats = w.lost, w.resume
 	switch {
 	case v.Detected != "":
@@ -264,7 +286,7 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 		v.skip(BoundedWorkLost, "the target stopped loudly on the damage a corruption did")
 	case !w.checked:
 		v.Metrics.WorkLostUnmeasured = true
-		v.skip(BoundedWorkLost, "the target made no progress marks (mark each durable step: Env.Mark in Go, mark in the process clients)")
+		v.skip(BoundedWorkLost, "the target made neither progress marks nor model calls (mark each durable step: Env.Mark in Go, mark in the process clients)")
 	case len(w.over) > 0:
 		v.fail(BoundedWorkLost, strings.Join(w.over, "\n"))
 	}

@@ -241,6 +241,7 @@ func (e *env) call(ctx context.Context, c harness.Call, lookup bool) (harness.Re
 	if err != nil {
 		return harness.Reply{}, false, fmt.Errorf("%s: %w", c.Tool, err)
 	}
+	e.called(false, callIdentity(c, op.Identity), idx)
 	if tool.Latency > 0 {
 		if err := e.block(&wait{until: e.r.clock.Now().Add(tool.Latency), ctx: ctx}); err != nil {
 			return harness.Reply{}, false, fmt.Errorf("%s: %w (it may have been applied)", c.Tool, err)
@@ -280,7 +281,7 @@ func (e *env) Model(ctx context.Context, c harness.ModelCall) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	_, f := e.beat(Beat{Kind: BeatModel, Name: c.Purpose, Alt: c.Alternative != ""})
+	idx, f := e.beat(Beat{Kind: BeatModel, Name: c.Purpose, Alt: c.Alternative != ""})
 	var kind faults.Kind
 	if f != nil {
 		kind = f.Kind
@@ -313,6 +314,7 @@ func (e *env) Model(ctx context.Context, c harness.ModelCall) (string, error) {
 	reply := e.r.answer(c)
 	e.r.world.Do(world.Op{Kind: world.Model, At: e.r.clock.Now(), Name: c.Purpose})
 	e.r.mu.Unlock()
+	e.called(true, c.Purpose, idx)
 	if kind == faults.ModelCut {
 		return "", harness.ErrModelCut // the model did the work; the caller got part of it
 	}

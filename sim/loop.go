@@ -16,6 +16,7 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/envlink"
+	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/sim/internal/world"
 	"github.com/spf13/afero"
 )
@@ -83,8 +84,11 @@ type run struct {
 	preempt  *faults.Fault // the switch fault the current thread yielded for
 	// prefixMarks is how many marks the golden run made in prefix, all of them made here too.
 	prefixMarks int
-	tick        *time.Ticker // the hang detector's
-	lastWall    time.Time    // when the last beat was made, or a process started, in wall-clock time (recording only)
+	// calls lists the tool calls applied and the model calls answered after prefix, for work
+	// lost without marks (oracle.Observation.Calls).
+	calls    []oracle.Call
+	tick     *time.Ticker // the hang detector's
+	lastWall time.Time    // when the last beat was made, or a process started, in wall-clock time (recording only)
 
 	failedProcs int // processes that ended on their own with an error or a panic
 	// lastFault is the beat the last fault fired at (-1: none yet), and quietAt when the faults

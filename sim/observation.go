@@ -66,6 +66,7 @@ func (r *run) observe(x ending, stater harness.Stater, trace bool) *oracle.Obser
 		ModelCalls: r.world.Models(),
 	}
 	obs.PrefixMarks = r.prefixMarks
+	obs.Calls, obs.PrefixBeats = r.calls, len(r.prefix)
 	for j, b := range r.beats {
 		if b.Kind == BeatMark && (b.Fault == 0 || !isCrash(r.sched[b.Fault-1].Kind)) { // a crash at a mark stops it; a freeze delays it
 			obs.Marks = append(obs.Marks, oracle.Mark{Beat: len(r.prefix) + r.folded + j, Label: b.Name, Process: b.Process})
@@ -127,4 +128,24 @@ func readState(s harness.Stater, fsys afero.Fs) (state any, errText string) {
 		return nil, err.Error()
 	}
 	return st, ""
+}
+
+// called records a tool call applied or a model call answered at beat idx, for work lost without
+// marks; a bare Env (idx -1) records nothing.
+func (e *env) called(model bool, identity string, idx int) {
+	if idx < 0 {
+		return
+	}
+	e.r.mu.Lock()
+	e.r.calls = append(e.r.calls, oracle.Call{Model: model, Identity: identity, Beat: idx, Process: e.p.id})
+	e.r.mu.Unlock()
+}
+
+// callIdentity names a tool call as it would be made again: by its tool and idempotency key, else
+// by its tool and arguments (identity, the effect's).
+func callIdentity(c harness.Call, identity string) string {
+	if c.Key != "" {
+		return c.Tool + " key=" + c.Key
+	}
+	return identity
 }
