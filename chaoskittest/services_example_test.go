@@ -52,6 +52,5 @@ func ExampleCheck_services() {
 		return services.Wrap(harness.Func{RunFunc: payer}, cfg)
 	}, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.ModelError, faults.ToolAmbiguous}})
 	// Output:
-	// log: chaoskit: not checked in some cases: bounded-work-lost: the target made no progress marks (mark each durable step: Env.Mark in Go, mark in the process clients)
 	// log: chaoskit: TestPayer: 5 cases over 3 golden beats, 0 did not pass
 }
