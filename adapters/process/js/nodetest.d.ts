@@ -12,6 +12,17 @@ export interface CheckOptions {
    * --tool values (`'create_po=idempotent-by-key'`).
    */
   tools?: Record<string, string> | string[];
+  /**
+   * The REST service doubles the command calls under $CHAOSKIT_HTTP_URL:
+   * `{ 'POST /v1/charges': 'idempotent-by-header:Idempotency-Key' }`, or a list of --http values.
+   */
+  http?: Record<string, string> | string[];
+  /**
+   * The cassette of the model's answers (adapters/provider/CASSETTE.md), relative to the test
+   * file's directory: the command gets an OpenAI- and Anthropic-compatible API at
+   * $OPENAI_BASE_URL and $ANTHROPIC_BASE_URL.
+   */
+  cassette?: string;
   /** The command that prints the harness's durable state as JSON, run on a copy of the state directory. */
   state?: string[] | string;
   /** The fault kinds or families: `['kill', 'tool']` or `'kill,tool'` (default: storage, or kill on a plain disk). */

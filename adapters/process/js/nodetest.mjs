@@ -32,7 +32,7 @@ import { after, describe, it } from 'node:test';
 const INSTALL = 'go install github.com/chaoskit/chaoskit/cmd/chaoskit@latest';
 
 /** The options of check() that are chaoskit run's flags, as check() spells them. */
-const FLAGS = ['exec', 'name', 'tools', 'state', 'faults', 'ignore', 'disk', 'beats', 'mode', 'cases', 'seed', 'restart', 'parallel', 'env', 'dir'];
+const FLAGS = ['exec', 'name', 'tools', 'http', 'cassette', 'state', 'faults', 'ignore', 'disk', 'beats', 'mode', 'cases', 'seed', 'restart', 'parallel', 'env', 'dir'];
 
 /** What check() takes besides the flags. */
 const OTHERS = ['out', 'chaoskit', 'workers']; // workers: parallel's old name
@@ -144,7 +144,7 @@ function track(b, on) {
 /**
  * Returns the flags of chaoskit run that `o` describes.
  * @param {Record<string, any>} o
- * @param {string} baseDir what a relative `dir` is relative to, and the default
+ * @param {string} baseDir what a relative `dir` or `cassette` is relative to, and dir's default
  * @returns {string[]}
  */
 function flags(o, baseDir) {
@@ -155,6 +155,11 @@ function flags(o, baseDir) {
   const out = ['--exec', command(o.exec, 'exec')];
   if (o.name) out.push('--name', String(o.name));
   for (const t of pairs(o.tools, 'tools')) out.push('--tool', t);
+  for (const r of pairs(o.http, 'http')) out.push('--http', r);
+  if (o.cassette !== undefined) {
+    if (typeof o.cassette !== 'string' || o.cassette === '') throw new TypeError(`chaoskit: check: cassette must be a file's path, got ${String(o.cassette)}`);
+    out.push('--cassette', path.resolve(baseDir, o.cassette));
+  }
   if (o.state !== undefined) out.push('--state', command(o.state, 'state'));
   if (o.faults !== undefined) out.push('--faults', Array.isArray(o.faults) ? o.faults.join(',') : String(o.faults));
   for (const p of list(o.ignore, 'ignore')) out.push('--ignore', p);

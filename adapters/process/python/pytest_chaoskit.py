@@ -25,7 +25,9 @@ test body runs after its case passed:
         pass
 
 Options of check() and of the marker (each as `chaoskit run` spells it): tools (a dict of name
-to contract and options, "idempotent-by-key,latency=1s", or a list of --tool values), state (the
+to contract and options, "idempotent-by-key,latency=1s", or a list of --tool values), http (the
+REST doubles: a dict of "METHOD PATH" to contract, or a list of --http values), cassette (the
+model's answers, a file relative to the test file's directory), state (the
 command printing the durable state as JSON), faults (a list or "kill,tool"), ignore (JSON paths),
 disk ("plain" or "fuse"), beats, env (a dict or a list of KEY=VALUE), dir (the command's working
 directory, relative to the test file's, which is the default), mode, cases, seed (default 1),
@@ -184,7 +186,7 @@ def _pairs(value, what, sep):
     raise TypeError("chaoskit: %s must be a dict or a list of strings, not %r" % (what, value))
 
 
-OPTIONS = ("tools", "state", "faults", "ignore", "disk", "beats", "env", "dir", "mode", "cases", "seed",
+OPTIONS = ("tools", "http", "cassette", "state", "faults", "ignore", "disk", "beats", "env", "dir", "mode", "cases", "seed",
            "restart", "name", "parallel", "workers")
 """What check() and the marker take besides the command."""
 
@@ -201,6 +203,10 @@ def _spec(argv, options, base_dir):
         flags += ["--name", str(options["name"])]
     for tool in _pairs(options.get("tools") or [], "tools", "="):
         flags += ["--tool", tool]
+    for route in _pairs(options.get("http") or [], "http", "="):
+        flags += ["--http", route]
+    if options.get("cassette") is not None:
+        flags += ["--cassette", os.path.normpath(os.path.join(base_dir, os.fspath(options["cassette"])))]
     if options.get("state") is not None:
         flags += ["--state", shlex.join(_words(options["state"], "state"))]
     faults = options.get("faults")

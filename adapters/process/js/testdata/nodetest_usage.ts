@@ -6,6 +6,8 @@ const every: CheckOptions = {
   exec: ['node', 'app.mjs'],
   name: 'app',
   tools: { create_po: 'idempotent-by-key,latency=1s' },
+  http: { 'POST /v1/charges': 'idempotent-by-header:Idempotency-Key' },
+  cassette: 'cassettes/app.json',
   state: 'node app.mjs --dump-state',
   faults: ['kill', 'tool'],
   ignore: ['$.checkpoints[*].ts'],
@@ -24,6 +26,7 @@ const every: CheckOptions = {
 const suite: Promise<void> = check('orders survive crashes', every);
 void suite;
 void check('the least', { exec: 'node app.mjs', tools: ['create_po=idempotent-by-key'], env: { MODE: 'test' } });
+void check('routes as flags', { exec: 'node app.mjs', http: ['POST /v1/charges=idempotent-by-header:Idempotency-Key'] });
 
 // @ts-expect-error a campaign needs its command
 void check('no command', { faults: 'kill' });
