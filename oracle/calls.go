@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // measureCalls measures work lost from the calls a run made, for a target that makes no progress
@@ -18,12 +19,15 @@ import (
 // new, not redone. Each remade call costs its beats: two for a tool call (sent, applied), one for
 // a model call.
 //
-// The bound: a restarted process may make again at most the turn that was in flight when its
-// predecessor stopped, the last model call made for the first time before the restart and the
-// tool calls made for the first time after it (plus slack). Without marks, the model call is the
-// durable point an agent written the usual way resumes from: one that saves its conversation
-// after each turn re-asks at most the turn in flight; one that starts again from zero re-asks
-// every turn before it.
+// The bound: a restarted process must not start over, that is, ask the model again the first
+// model call of the run once the processes before it had gone past it (asked the model
+// something else): redoing the first turn, when the crash came during it, is resuming. Without marks chaoskit cannot tell which of an agent's writes were its
+// durable points, and an agent written the usual way resumes from wherever its framework lets
+// it: the Agents SDK's RunState from the last approval pause, several turns back; a
+// conversation saved after each turn from the last model call. So any resume passes, with what
+// it made again counted as work lost, and only a restart from zero fails (slack aside: a
+// WorkLostSlack of N lets N calls be made again before the first model call is). Marks give
+// the precise rule.
 //
 // It measures nothing (checked false) for a golden run of several processes (workers) or
 // without model calls: with tool calls alone, what a step is cannot be told.
@@ -52,27 +56,37 @@ func measureCalls(golden, faulty *Observation, slack int) work {
 	calls = append(calls, faulty.Calls...)
 	slices.SortStableFunc(calls, func(a, b Call) int { return cmp.Compare(a.Beat, b.Beat) })
 
+	var start string // the run's first model call: asking it again is starting over
+	for _, c := range golden.Calls {
+		if c.Model {
+			start = id(c)
+			break
+		}
+	}
 	seen := map[string]int{}    // identity -> made so far in the run
 	earlier := map[string]int{} // identity -> made by the processes before the current one
 	mine := map[string]int{}    // identity -> made by the current process
-	cur, turn, bound, redone, firstAt := -1, 0, 0, 0, -1
+	cur, redone, firstAt := -1, 0, -1
+	over := false // the current process asked the run's first model call again, after the run had moved past it
+	past := false // the processes before the current one asked the model something else than the first call
 	var first *Call
 	flush := func() { // the current process ends: judge what it made again
-		if redone > bound+slack {
-			w.over = append(w.over, fmt.Sprintf("process %d made again %d calls that earlier processes had made (%s %q first, at beat %d), where the turn in flight at the restart held %d (the model call made last and its tool calls): a restart that starts over rather than resume from the last model call",
-				first.Process, redone, kindOf(*first), first.Identity, first.Beat, bound))
+		if over && redone > slack {
+			w.over = append(w.over, fmt.Sprintf("process %d started over: it made again %d calls that earlier processes had made, the run's first model call among them (%s %q first, at beat %d), rather than resume from what they had done",
+				first.Process, redone, kindOf(*first), first.Identity, first.Beat))
 		}
 		for k, n := range mine {
 			earlier[k] += n
+			past = past || strings.HasPrefix(k, "model ") && k != start
 		}
 		clear(mine)
-		redone, first, firstAt = 0, nil, -1
+		redone, first, firstAt, over = 0, nil, -1, false
 	}
 	for i := range calls {
 		c := &calls[i]
 		if c.Process != cur {
 			flush()
-			cur, bound = c.Process, turn
+			cur = c.Process
 			firstAt = c.Beat
 		}
 		k := id(*c)
@@ -83,6 +97,7 @@ func measureCalls(golden, faulty *Observation, slack int) work {
 			if first == nil {
 				first = c
 			}
+			over = over || k == start && past
 			if c.Model {
 				w.lost++
 			} else {
@@ -94,11 +109,6 @@ func measureCalls(golden, faulty *Observation, slack int) work {
 			w.resume += c.Beat - firstAt // from its first call to its first new one
 		}
 		firstAt = -1
-		if c.Model {
-			turn = 1
-		} else {
-			turn++
-		}
 	}
 	flush()
 	return w

@@ -19,8 +19,9 @@
 //     violation names both argument sets. A golden run that does it has the bug without any
 //     fault, and every case says so.
 //   - bounded-work-lost: each restart redid at most the work that was in flight, that is, the
-//     beats since the last progress mark before the crash, or without marks the calls of the
-//     turn in flight (plus Options.WorkLostSlack). A
+//     beats since the last progress mark before the crash; without marks, a restart must not
+//     start over (ask the run's first model call again once the run had gone past it), plus
+//     Options.WorkLostSlack. A
 //     corruption is judged too, as the kill it includes; only when the target stopped loudly
 //     on it (detected) is work lost not judged. What a corrupted run redid because the flipped
 //     bit destroyed a record is for a caller that can run the kill alone to excuse
@@ -50,8 +51,10 @@
 // first makes mark k resumed right after mark k-1, so it redid the golden beats between there
 // and where the run had got to. Without marks, work lost is measured from calls (Observation.Calls):
 // the tool calls and model calls a restarted process makes again that earlier processes had
-// made, beyond the golden run's count; the bound is the turn in flight at the crash (the model
-// call made last and its tool calls). A retry within one process is not a call made again, nor
+// made, beyond the golden run's count, counted as work lost; the bound is that a restart does not
+// start over (asks the run's first model call again once the run had gone past it), for
+// without marks the agent's durable points cannot be told: a framework may resume from several
+// turns back (the Agents SDK's RunState, from the last approval pause). A retry within one process is not a call made again, nor
 // is a call after a diverging model's other answer. A target with neither marks nor model calls
 // is not measured, and the case says so under not_checked.
 package oracle
