@@ -34,8 +34,8 @@
 // same effect. Arguments are not validated against the schema. An applied call's result is
 // Options.Answer's (a recorded CallToolResult), else the reply as structured content and as its
 // JSON text: {"id":"create_po-2"} ("topic" too, for an asynchronous tool). A call replayed
-// under its key gets the first call's content again, and "chaoskit/replayed": true in the
-// result's _meta (MetaReplayed), as a payment API answers a replay with the first response.
+// under its key gets the first call's result again, unmarked, as a payment API answers a replay
+// with the first response.
 //
 // # Faults as MCP shows them
 //

@@ -314,15 +314,12 @@ func callOf(t Tool, params *sdk.CallToolParamsRaw) (harness.Call, error) {
 	return harness.Call{Tool: t.Name, Key: key, Args: rest.Encode(doc)}, nil
 }
 
-// MetaReplayed is the field of a tool result's _meta that says the call was replayed under its
-// key (its effect applied by an earlier call): true, or absent.
-const MetaReplayed = "chaoskit/replayed"
-
 // result returns the result of an applied call: Answer's, else {"id":...} (and "topic" for an
 // asynchronous tool) as text and as structured content. A call replayed under its key gets the
-// same content as the first, as payment APIs answer a replay with the first response: an agent
-// that keeps its tools' results keeps the same whichever it got; that it was a replay is in the
-// result's _meta ("chaoskit/replayed": true), as Stripe says it in a header.
+// same result as the first, as payment APIs answer a replay with the first response, and
+// nothing says it was a replay: an agent keeps, and sends its model, the same whichever it got
+// (@langchain/mcp-adapters passes a result's _meta into the prompt, so a replay flag there
+// changed what the model was asked: docs/findings/sdk-resume.md).
 func (s *Server) result(ctx context.Context, call harness.Call, reply harness.Reply) (*sdk.CallToolResult, error) {
 	if s.answer != nil {
 		recorded, err := s.answer(ctx, call, reply)
@@ -342,9 +339,5 @@ func (s *Server) result(ctx context.Context, call harness.Call, reply harness.Re
 		out["topic"] = reply.Topic
 	}
 	text := rest.Encode(out)
-	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(text)}}, StructuredContent: text}
-	if reply.Replayed {
-		res.Meta = sdk.Meta{MetaReplayed: true}
-	}
-	return res, nil
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(text)}}, StructuredContent: text}, nil
 }
