@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,22 +21,10 @@ import (
 // sdkDir is the npm project of the clients the compatibility test runs.
 const sdkDir = "testdata/sdk"
 
-// npmPackages makes sure sdkDir's node_modules is installed (npm ci when it is not), skipping t
-// (failing it under CI=true) when node, npm or the registry are missing.
+// npmPackages returns node's path once sdkDir's packages are installed (needs.NPM).
 func npmPackages(t *testing.T) string {
 	t.Helper()
-	node := needs.Command(t, "node", "apt-get install nodejs npm")
-	if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@langchain", "mcp-adapters", "package.json")); err != nil {
-		npm := needs.Command(t, "npm", "apt-get install npm")
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund")
-		cmd.Dir = sdkDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			needs.Missing(t, fmt.Sprintf("npm ci in adapters/mcp/%s failed (%v): run it there by hand\n%s", sdkDir, err, out))
-		}
-	}
-	return node
+	return needs.NPM(t, sdkDir)
 }
 
 // compatWorld answers the compatibility test's tools: flaky fails transiently, fenced is fenced,

@@ -28,49 +28,10 @@ import (
 // sdkDir is the npm project of the scripts.
 const sdkDir = "testdata/sdk"
 
-var (
-	installOnce sync.Once
-	installErr  error
-)
-
-// needSDKs returns node's path once node and the npm packages are there: it runs npm ci when
-// node_modules is missing.
+// needSDKs returns node's path once node and the npm packages are there (needs.NPM).
 func needSDKs(t *testing.T) string {
 	t.Helper()
-	node := needs.Command(t, "node", "apt-get install -y nodejs npm (Node >= 20)")
-	installOnce.Do(func() {
-		if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "@openai", "agents", "package.json")); err == nil {
-			return
-		}
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			installErr = err
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--silent")
-		cmd.Dir = sdkDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			installErr = &installError{err: err, out: out}
-		}
-	})
-	if installErr != nil {
-		needs.Missing(t, "the SDKs of adapters/provider/testdata/sdk could not be installed: "+installErr.Error()+" (cd adapters/provider/testdata/sdk && npm ci)")
-	}
-	return node
-}
-
-// installError is a failed npm ci with its output.
-type installError struct {
-	err error
-	out []byte
-}
-
-// Error is the failure and the output's last lines.
-func (e *installError) Error() string {
-	lines := strings.Split(strings.TrimSpace(string(e.out)), "\n")
-	return e.err.Error() + ": " + strings.Join(lines[max(0, len(lines)-5):], " / ")
+	return needs.NPM(t, sdkDir)
 }
 
 // sdkBackend answers from the cassette, seeding ids per call, and keeps the calls.

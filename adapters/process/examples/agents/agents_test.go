@@ -11,16 +11,11 @@ package agents_test
 // Without them it skips, except under CI=true, where it fails.
 
 import (
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/chaoskit/chaoskit/adapters/mcp"
 	"github.com/chaoskit/chaoskit/adapters/process"
@@ -39,36 +34,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var (
-	installOnce sync.Once
-	installErr  error
-	installOut  []byte
-)
-
-// needNode returns node's path once the npm packages are installed.
+// needNode returns node's path once the npm packages are installed (needs.NPM).
 func needNode(t *testing.T) string {
 	t.Helper()
-	node := needs.Command(t, "node", "apt-get install -y nodejs npm (Node >= 20)")
-	npm := needs.Command(t, "npm", "apt-get install -y npm")
-	installOnce.Do(func() {
-		if _, err := os.Stat(filepath.Join("node_modules", ".package-lock.json")); err == nil {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--silent")
-		if _, err := os.Stat("/usr/include/node"); err == nil {
-			// better-sqlite3 compiles against the installed Node's headers: npm reaches only
-			// the registry here, not the prebuilt binaries or the headers' download site.
-			cmd.Env = append(os.Environ(), "npm_config_nodedir=/usr")
-		}
-		installOut, installErr = cmd.CombinedOutput()
-	})
-	if installErr != nil {
-		lines := strings.Split(strings.TrimSpace(string(installOut)), "\n")
-		needs.Missing(t, "npm ci in adapters/process/examples/agents failed: "+installErr.Error()+": "+strings.Join(lines[max(0, len(lines)-5):], " / "))
-	}
-	return node
+	return needs.NPM(t, ".")
 }
 
 // mcpTool is a declared MCP tool with its schema.
