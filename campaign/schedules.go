@@ -54,6 +54,7 @@ func every(int) bool { return true }
 // yields the same schedules in the same order.
 func scheduleSeq(rn *sim.Runner, o Options, holds func(index int) bool) (iter.Seq2[int, faults.Schedule], error) {
 	o = o.withDefaults()
+	o.Faults = deployable(rn, o.Faults)
 	for _, k := range o.Faults {
 		if why := rn.Unsupported(k); why != "" {
 			return nil, &UnsupportedError{Target: rn.Options().Name, Kind: k, Why: why}
@@ -412,6 +413,7 @@ type drawer struct {
 
 func newDrawer(rn *sim.Runner, o Options) (*drawer, error) {
 	o = o.withDefaults()
+	o.Faults = deployable(rn, o.Faults)
 	d := &drawer{rn: rn, o: o, fleet: rn.Options().FleetWorkers, probes: newProbes()}
 	for i, s := range []faults.Schedule{nil, {{Kind: faults.Lease}}} {
 		if i == 1 && !slices.ContainsFunc(o.Faults, isFleet) {
@@ -439,9 +441,21 @@ func newDrawer(rn *sim.Runner, o Options) (*drawer, error) {
 	return d, nil
 }
 
+// isFleet reports whether a case of kind k runs a fleet of workers (a deploy of the next
+// version does not).
 func isFleet(k faults.Kind) bool {
 	info, _ := k.Info()
-	return info.Family == faults.FleetFamily
+	return info.Family == faults.FleetFamily && !info.NextVersion
+}
+
+// deployable returns kinds without the deploy of a next version (upgrade) if rn's target has
+// none: it is listed and drawn only for a target given one, and a family of kinds (fleet, all)
+// holds it whether or not.
+func deployable(rn *sim.Runner, kinds []faults.Kind) []faults.Kind {
+	return slices.DeleteFunc(slices.Clone(kinds), func(k faults.Kind) bool {
+		info, _ := k.Info()
+		return info.Listed == faults.WithNextVersion && rn.Unsupported(k) != ""
+	})
 }
 
 // draw draws one schedule (see Draw), its later faults not yet placed (place).

@@ -40,7 +40,7 @@ func ExampleParseSchedule() {
 	fmt.Println(err)
 	// Output:
 	// kill@4,diskfull@12:4096 <nil>
-	// schedule "kill@4,powr@9", column 8: unknown fault kind "powr" (known: kill, power, torn, diskfull, fsyncfail, corrupt, lease, deploy, switch, tool-transient, tool-ambiguous, tool-timeout, callback-dup, model-ratelimit, model-error, model-context, model-hang, model-cut, model-diverge)
+	// schedule "kill@4,powr@9", column 8: unknown fault kind "powr" (known: kill, power, torn, diskfull, fsyncfail, corrupt, lease, deploy, upgrade, switch, tool-transient, tool-ambiguous, tool-timeout, callback-dup, model-ratelimit, model-error, model-context, model-hang, model-cut, model-diverge)
 }
 
 // fillAt is an Injector that fills the disk at the third operation.

@@ -49,6 +49,11 @@ const (
 	Lease Kind = "lease"
 	// Deploy restarts every worker at once, as a deploy does, without touching the disk.
 	Deploy Kind = "deploy"
+	// Upgrade stops every worker at a beat as a deploy of a new version does (SIGTERM, then
+	// SIGKILL; in process, the context cancelled, then the kill), and every process started
+	// after it runs the next version of the target, on the disk and world the old one left.
+	// It takes a next version (sim.Options.NextVersion, chaoskit run --upgrade-exec).
+	Upgrade Kind = "upgrade"
 	// Switch preempts the worker running at a beat in favour of another (written switch@K:W for
 	// worker W), to explore an interleaving the scheduler would not choose on its own.
 	Switch Kind = "switch"
@@ -150,6 +155,9 @@ const (
 	// AfterAlternative lists it once at every beat after the first model call that has an
 	// alternative answer (model-diverge): before one, a crash is a plain kill.
 	AfterAlternative
+	// WithNextVersion lists it once at every beat, and only for a target given a next version
+	// (upgrade).
+	WithNextVersion
 )
 
 // KindInfo describes a fault kind: what it models, how it is written, and how the harness and
@@ -188,6 +196,10 @@ type KindInfo struct {
 	// exited 0). No process is left to restart: the state read back is what survived. An
 	// exhaustive campaign lists the kind there too.
 	AtEnd bool
+	// NextVersion says that the kind deploys the target's next version (upgrade): a case of it
+	// runs with Options.Workers workers, not a fleet's, and is judged against the golden run of
+	// the next version.
+	NextVersion bool
 }
 
 // Crash reports whether a fault of the kind ends a process (see Ends).
@@ -259,6 +271,8 @@ var kindTable = []KindInfo{
 		Summary: "the worker is frozen for +DUR (GC pause, laptop lid, suspended VM): its lease expires, another worker takes over, it wakes a zombie"},
 	{Kind: Deploy, Family: FleetFamily, On: AnyBeat, Ends: FleetScope,
 		Summary: "every worker is restarted at once, as by a deploy; the disk is untouched"},
+	{Kind: Upgrade, Family: FleetFamily, On: AnyBeat, Ends: FleetScope, Listed: WithNextVersion, NextVersion: true,
+		Summary: "every worker is stopped as by a deploy and the next version of the target takes over the run (needs a next version: --upgrade-exec)"},
 	{Kind: Switch, Family: FleetFamily, On: AnyBeat, Arg: WorkerArg,
 		Summary: "the running worker is preempted for another (:W picks worker W): an interleaving to explore"},
 	{Kind: ToolTransient, Family: ToolFamily, On: ToolBeat,

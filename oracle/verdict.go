@@ -57,4 +57,9 @@ type Metrics struct {
 	// progress marks: WorkLostBeats and ResumeBeats are then 0 for want of a measure, not 0
 	// beats.
 	WorkLostUnmeasured bool `json:"work_lost_unmeasured,omitempty"`
+	// Stranded, Duplicated and Replanned name what went wrong in an upgrade case, in a team's
+	// words (see Upgraded).
+	Stranded   bool `json:"stranded,omitempty"`
+	Duplicated bool `json:"duplicated,omitempty"`
+	Replanned  bool `json:"replanned,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -303,6 +304,11 @@ func (p *proc) work(ctx context.Context) error {
 			return err
 		}
 		if err := p.mark(ctx, "started"); err != nil {
+			return err
+		}
+	} else if plan := p.a.plan(); !p.st.over() && len(plan) > len(p.st.Plan) && slices.Equal(plan[:len(p.st.Plan)], p.st.Plan) {
+		// A new version of the agent, deployed mid-run, gained steps: the run takes them on.
+		if err := p.log(record{Type: "plan", Plan: plan}); err != nil {
 			return err
 		}
 	}

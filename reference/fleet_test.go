@@ -8,6 +8,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reference"
 	"github.com/chaoskit/chaoskit/reports"
@@ -15,9 +16,11 @@ import (
 )
 
 // The correct agent passes every case of an exhaustive run over every fault kind: storage,
-// fleet (with two workers), tool, model, and the human gate that every run goes through.
+// fleet (with two workers), tool, model, and the human gate that every run goes through; upgrade
+// with the same version deployed again.
 func TestCorrectAgentPassesEveryFaultKind(t *testing.T) {
-	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: sim.Options{Seed: 2}, Faults: faults.AllKinds()})
+	again := func() harness.Target { return reference.New(reference.Correct, reference.Onboarding()) }
+	rn := runner(t, reference.Correct, reference.Onboarding(), campaign.Options{Options: sim.Options{Seed: 2, NextVersion: again}, Faults: faults.AllKinds()})
 	perKind := map[faults.Kind]int{}
 	for _, c := range rn.explore(t) {
 		perKind[c.Schedule[0].Kind]++

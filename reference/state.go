@@ -66,7 +66,7 @@ type Result struct {
 
 // record is one write-ahead log record. The state is the fold of the records.
 type record struct {
-	Type   string   `json:"t"` // start, epoch, model, intent, await, commit, reject, done
+	Type   string   `json:"t"` // start, plan, epoch, model, intent, await, commit, reject, done
 	Step   int      `json:"s"`
 	RunID  string   `json:"run,omitempty"`
 	Goal   string   `json:"goal,omitempty"`
@@ -90,6 +90,8 @@ func (s *State) apply(r record) error {
 	switch r.Type {
 	case "start":
 		*s = State{RunID: r.RunID, Goal: r.Goal, Phase: Running, Plan: r.Plan, Planned: -1, InProgress: true}
+	case "plan": // a new version of the agent extends the plan of a run in flight
+		s.Plan = r.Plan
 	case "epoch":
 	case "model":
 		if r.Msg == nil {

@@ -31,10 +31,13 @@ import (
 // When no thread can run, the clock jumps to the next thing due: a timer, a message, a
 // restart, the end of a freeze. A single thread that never blocks costs nothing per beat.
 type run struct {
-	newTarget func() harness.Target // one instance per process
-	o         *Options
-	sched     faults.Schedule
-	fired     []int // the beat each fault fired at, or -1
+	// upgradedAt numbers the first process of the next version (an upgrade fault fired: deploy),
+	// or is -1.
+	upgradedAt int
+	newTarget  func() harness.Target // one instance per process
+	o          *Options
+	sched      faults.Schedule
+	fired      []int // the beat each fault fired at, or -1
 	// diverging says a model-diverge fault has fired: a request the model was asked before
 	// gets its alternative answer (diverge.go); diverged holds the purposes that got one, and
 	// altFirst those that get it from the first time they are asked (the second reference).
@@ -238,18 +241,19 @@ func firstLine(s string) string {
 
 func newRun(newTarget func() harness.Target, o *Options, tools []harness.Tool, s faults.Schedule, maxBeats int) *run {
 	r := &run{
-		ctx:       context.Background(),
-		lastFault: -1,
-		newTarget: newTarget,
-		o:         o,
-		sched:     s,
-		fired:     make([]int, len(s)),
-		clock:     faults.NewClock(faults.Epoch),
-		notes:     map[int]string{},
-		maxBeats:  maxBeats,
-		pcg:       rand.NewPCG(o.Seed, 0x736368656475),
-		events:    make(chan event),
-		seen:      -1,
+		ctx:        context.Background(),
+		lastFault:  -1,
+		upgradedAt: -1,
+		newTarget:  newTarget,
+		o:          o,
+		sched:      s,
+		fired:      make([]int, len(s)),
+		clock:      faults.NewClock(faults.Epoch),
+		notes:      map[int]string{},
+		maxBeats:   maxBeats,
+		pcg:        rand.NewPCG(o.Seed, 0x736368656475),
+		events:     make(chan event),
+		seen:       -1,
 	}
 	r.rng = rand.New(r.pcg)
 	r.disk = faults.NewDisk(faults.DiskOptions{Now: r.clock.Now, Sector: o.Sector, Pending: keepsSubset(s), Model: o.FSModel})
@@ -555,6 +559,9 @@ func (r *run) crashed(p *process, f faults.Fault) (ending, bool) {
 	}
 	if info.Disk {
 		r.note(beat, r.disk.Crash(f, r.crashRand(beat)))
+	}
+	if info.NextVersion {
+		r.deploy()
 	}
 	for _, v := range victims {
 		v.worker.stalled = false // the crash changed what the next process finds

@@ -4,12 +4,19 @@ import (
 	"time"
 
 	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
 )
 
 // Options configure how a Runner runs cases. The zero value is valid: one worker, seed 0.
 type Options struct {
 	// Name names the target in cases and their replay commands; the default is "target".
 	Name string
+	// NextVersion, if set, builds the next version of the target: the version a deploy puts in
+	// place mid-run (an upgrade fault, upgrade@N). Every process started after the fault runs
+	// it, on the disk and the world the old version left, and the case is judged against the
+	// golden run of the next version run from the start. It declares the same tools as the old
+	// version (the world is the old version's). Without it, an upgrade fault cannot apply.
+	NextVersion func() harness.Target
 	// Seed seeds everything random in a case: the processes' random sources, the scheduler's
 	// choices between threads, torn garbage, the choice of a corrupted byte.
 	Seed uint64

@@ -40,6 +40,10 @@ type Runner struct {
 	limits    harness.Limits
 	ordered   map[string]bool // the tools whose effects are ordered
 	hinter    Hinter          // the target's words for its messages, if it has some
+	// next is the Runner of Options.NextVersion, built by nextVersion, or its error.
+	nextOnce sync.Once
+	next     *Runner
+	nextErr  error
 	// targetBound says that Options.MaxBeats is the target's own default (Limits.MaxBeats).
 	targetBound bool
 
@@ -138,7 +142,14 @@ func (rn *Runner) Unsupported(k faults.Kind) string {
 	if why := rn.limits.Unsupported[k]; why != "" {
 		return why
 	}
-	if info, _ := k.Info(); info.Family == faults.FleetFamily && rn.limits.OneWorker != "" {
+	info, _ := k.Info()
+	if info.NextVersion {
+		if rn.o.NextVersion == nil {
+			return "no next version was given to deploy (sim.Options.NextVersion, chaoskit run --upgrade-exec)"
+		}
+		return ""
+	}
+	if info.Family == faults.FleetFamily && rn.limits.OneWorker != "" {
 		return rn.limits.OneWorker
 	}
 	return ""
@@ -148,7 +159,7 @@ func (rn *Runner) Unsupported(k faults.Kind) string {
 // holds a fleet fault.
 func (rn *Runner) workers(s faults.Schedule) int {
 	for _, f := range s {
-		if info, _ := f.Kind.Info(); info.Family == faults.FleetFamily {
+		if info, _ := f.Kind.Info(); info.Family == faults.FleetFamily && !info.NextVersion {
 			return max(rn.o.Workers, rn.o.FleetWorkers)
 		}
 	}
@@ -341,20 +352,26 @@ func (rn *Runner) runCaseMode(s, like faults.Schedule, keep bool, mode shareMode
 	o := rn.o
 	o.Workers = rn.workers(like)
 	gold, err := rn.Golden(like)
+	judge, old := rn, gold // the Runner whose golden run judges the case, and the old version's
+	if err == nil && upgrades(s) {
+		if judge, err = rn.nextVersion(); err == nil {
+			gold, err = judge.Golden(like)
+		}
+	}
 	if err != nil {
 		c.Verdict = oracle.Verdict{Outcome: oracle.Unknown, Reason: err.Error()}
 		c.interrupted = errors.Is(err, ErrInterrupted)
 		return c, nil
 	}
-	g := gold.Len()
+	g := max(gold.Len(), old.Len())
 	r := newRun(rn.newTarget, &o, rn.tools, s, 10*g+1000)
 	r.ctx = rn.ctx
 	// A run spins when it makes beats with the clock standing still and no mark for much longer
 	// than the golden run ever did: ten times its longest such stretch, and more than the whole
 	// golden run, so that a recovery replaying the work at once is not mistaken for one.
-	r.goldenSpin = gold.r.rec.maxSpin
+	r.goldenSpin = max(gold.r.rec.maxSpin, old.r.rec.maxSpin)
 	r.maxSpin = max(10*r.goldenSpin, g+1000)
-	if scaled := hangFactor * gold.maxGap; scaled > o.Timeout {
+	if scaled := hangFactor * max(gold.maxGap, old.maxGap); scaled > o.Timeout {
 		o.Timeout = scaled.Round(time.Millisecond)
 		r.hangWhy = fmt.Sprintf(", %d times the golden run's longest gap between beats", hangFactor)
 	}
@@ -371,9 +388,10 @@ func (rn *Runner) runCaseMode(s, like faults.Schedule, keep bool, mode shareMode
 	var claimed *share // the recovery of this crash state, which this case runs for others
 	var key shareKey
 	var crashNote string
-	if len(s) > 0 && rn.derivable(s[0], o.Workers, g) {
-		x0, stop := rn.derive(r, gold.r, s[0])
-		if !stop && mode != shareNone && rn.shareable(s, o.Workers, g) && r.fired[0] >= 0 {
+	if len(s) > 0 && rn.derivable(s[0], o.Workers, old.Len()) {
+		x0, stop := rn.derive(r, old.r, s[0])
+		// A deploy runs the next version: its recovery is not the old version's to share.
+		if !stop && mode != shareNone && !upgrades(s) && rn.shareable(s, o.Workers, g) && r.fired[0] >= 0 {
 			k := s[0].Beat
 			key = r.shareKey(gold.r.rec.cursors[k])
 			for claimed == nil {
@@ -426,15 +444,18 @@ func (rn *Runner) runCaseMode(s, like faults.Schedule, keep bool, mode shareMode
 		return c, nil
 	}
 	r.atEnd(x)
-	obs := r.observe(x, rn.state(), false)
+	obs := r.observe(x, judge.state(), false)
 	if claimed != nil {
 		claimed.publish(r, s[0].Beat, crashNote, x, obs)
 	}
-	oo := oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: rn.ordered}
+	oo := oracle.Options{Compare: judge.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: judge.ordered}
 	if o.Workers > rn.o.Workers {
-		oo.Repeated = rn.repeated(gold)
+		oo.Repeated = judge.repeated(gold)
 	}
 	c.Verdict = oracle.Check(gold.obs, obs, oo)
+	if r.upgradedAt >= 0 {
+		oracle.Upgraded(&c.Verdict, old.obs, obs, r.upgradedAt, oo)
+	}
 	rn.judgeDiverged(c, r, obs, oo)
 	if obs.Unrecoverable && c.Breaks(oracle.BoundedWorkLost) {
 		rn.asKill(c, r.fired, like)
