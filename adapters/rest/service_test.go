@@ -196,10 +196,10 @@ func TestAmbiguousClosesTheConnectionAfterTheEffect(t *testing.T) {
 func TestLateAnswerWaitsForTheCallersTimeout(t *testing.T) {
 	w := &world{fail: func(harness.Call) error { return context.DeadlineExceeded }}
 	srv := serve(t, w, nil)
+	start := time.Now() // before the deadline is set: the timeout cannot end before start+200ms
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/refunds", strings.NewReader(`{}`))
-	start := time.Now()
 	_, err := http.DefaultClient.Do(req)
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) < 200*time.Millisecond {
 		t.Errorf("after %v: %v; want the caller's own timeout", time.Since(start), err)
