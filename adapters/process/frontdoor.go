@@ -20,11 +20,11 @@ import (
 // A front door's server must also let chaoskit see what it owes: a connection not accepted,
 // bytes not read, a request read and not yet submitted, a reply handed back and not yet
 // written. A FrontDoor does that for an http.Server: serve on FrontDoor.Listener(ln) with the
-// handler wrapped by FrontDoor.Handler.
+// handler wrapped by FrontDoor.Handler and the server's ConnState set to FrontDoor.ConnState.
 //
 //	door := process.NewFrontDoor()
 //	defer door.Close()
-//	srv := &http.Server{Handler: door.Handler(mux)}
+//	srv := &http.Server{Handler: door.Handler(mux), ConnState: door.ConnState}
 //	go srv.Serve(door.Listener(ln))
 //	// in a handler:
 //	reply, err := process.Admit(r.Context(), token, process.Key{Op: "tools/call", Name: tool, Key: key, Args: args},
@@ -138,6 +138,22 @@ func doorsOwed() (int, uint64) {
 	return n, g
 }
 
+// doorsInFlight reports whether bytes or a handshake are on their way over loopback to or from
+// an open front door's TCP port (inflight.go).
+func doorsInFlight() bool {
+	ports := map[int]bool{}
+	doors.mu.Lock()
+	for d := range doors.m {
+		d.mu.Lock()
+		for p := range d.ports {
+			ports[p] = true
+		}
+		d.mu.Unlock()
+	}
+	doors.mu.Unlock()
+	return loopbackInFlight(ports)
+}
+
 // FrontDoor accounts for what an HTTP server that submits requests through Admit owes the
 // commands it serves: make one with NewFrontDoor, serve on its Listener with its Handler, and
 // Close it when the server is done.
@@ -145,6 +161,27 @@ type FrontDoor struct {
 	l     ledger
 	mu    sync.Mutex
 	conns map[string]*doorConn // by remote address
+	ports map[int]bool         // the TCP ports it listens on
+	// states says that the server tells ConnState its connections' states: a response is then
+	// owed until the server has written all of it.
+	states atomic.Bool
+}
+
+// ConnState is the http.Server's ConnState of a front door's server. A response is owed until
+// its last byte is written: net/http writes some of it after the handler returns (what the
+// handler left buffered, a chunked body's end), and a command waiting for those bytes while
+// nothing is owed would be taken for quiescent, and its socket's timeout run out. The server
+// says it has written all of a response when the connection goes idle, or is closed.
+func (d *FrontDoor) ConnState(c net.Conn, s http.ConnState) {
+	d.states.Store(true)
+	dc, ok := c.(*doorConn)
+	if !ok {
+		return
+	}
+	switch s {
+	case http.StateIdle, http.StateClosed, http.StateHijacked:
+		dc.setBusy(false)
+	}
 }
 
 // NewFrontDoor returns a front door, open.
@@ -171,6 +208,14 @@ func (d *FrontDoor) Close() {
 // handler submits the request they make.
 func (d *FrontDoor) Listener(ln net.Listener) net.Listener {
 	d.l.watch(ln, func() bool { return pendingConn(ln.(syscall.Conn)) })
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		d.mu.Lock()
+		if d.ports == nil {
+			d.ports = map[int]bool{}
+		}
+		d.ports[a.Port] = true
+		d.mu.Unlock()
+	}
 	return &doorListener{Listener: ln, d: d}
 }
 
@@ -212,6 +257,11 @@ func (l *doorListener) Accept() (net.Conn, error) {
 
 func (l *doorListener) Close() error {
 	l.d.l.forget(l.Listener)
+	if a, ok := l.Listener.Addr().(*net.TCPAddr); ok {
+		l.d.mu.Lock()
+		delete(l.d.ports, a.Port)
+		l.d.mu.Unlock()
+	}
 	return l.Listener.Close()
 }
 
@@ -279,8 +329,9 @@ func (c *doorConn) Close() error {
 	return c.Conn.Close()
 }
 
-// Handler returns h with its requests' connections known to Admit, and each response flushed
-// before the connection stops being owed.
+// Handler returns h with its requests' connections known to Admit. With ConnState set on the
+// server, a response is owed until the server has written all of it; without, until the handler
+// has returned and its response been flushed (net/http may still write a chunked body's end).
 func (d *FrontDoor) Handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		d.mu.Lock()
@@ -291,6 +342,9 @@ func (d *FrontDoor) Handler(h http.Handler) http.Handler {
 			return
 		}
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), doorConnKey{}, dc)))
+		if d.states.Load() {
+			return // still owed: ConnState says when the server has written all of it
+		}
 		if f, ok := w.(http.Flusher); ok {
 			f.Flush()
 		}

@@ -137,7 +137,7 @@ func serveServices() (string, error) {
 			return
 		}
 		fd := NewFrontDoor()
-		srv := &http.Server{Handler: fd.Handler(rest.WithToken(http.HandlerFunc(serveFront)))}
+		srv := &http.Server{Handler: fd.Handler(rest.WithToken(http.HandlerFunc(serveFront))), ConnState: fd.ConnState}
 		go srv.Serve(fd.Listener(ln))
 		door.url = "http://" + ln.Addr().String()
 	})

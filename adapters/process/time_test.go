@@ -205,7 +205,7 @@ func TestFrontDoorAdmitsInCanonicalOrder(t *testing.T) {
 		}
 		fmt.Fprint(w, reply)
 	})
-	srv := &http.Server{Handler: door.Handler(mux)}
+	srv := &http.Server{Handler: door.Handler(mux), ConnState: door.ConnState}
 	go srv.Serve(door.Listener(ln))
 	defer srv.Close()
 	script := `
