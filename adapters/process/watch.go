@@ -797,6 +797,9 @@ func (w *watcher) quiescent() bool {
 			}
 		}
 	}
+	if doorsInFlight() {
+		return false
+	}
 	owed2, act2 := w.owed()
 	return owed2 == 0 && act2 == act && w.syncs.Load() == 0
 }
