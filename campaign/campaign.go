@@ -30,6 +30,9 @@ type Target struct {
 	// report records it (reports.Options.Commands), so that the campaign can be resumed,
 	// merged and replayed.
 	Command *reports.Command
+	// NextVersion, if set, builds the target's next version: the version an upgrade fault
+	// deploys mid-run (sim.Options.NextVersion). A target without one has no upgrade cases.
+	NextVersion func() harness.Target
 }
 
 // Campaign is a campaign over one or more targets, each explored under Options. Its targets and
@@ -224,6 +227,9 @@ func (c *Campaign) runners(ctx context.Context, o Options) ([]*sim.Runner, error
 func NewRunner(ctx context.Context, t Target, o Options) (*sim.Runner, error) {
 	ho := o.Options
 	ho.Name = t.Name
+	if t.NextVersion != nil {
+		ho.NextVersion = t.NextVersion
+	}
 	repro := t.Repro
 	if repro == nil {
 		repro = func(seed uint64, s faults.Schedule) string { return ReplayCommand(t.Name, seed, s) }

@@ -93,8 +93,13 @@ type Command struct {
 	// its REST service doubles, as --http writes them.
 	Cassette string   `json:"cassette,omitempty"`
 	HTTP     []string `json:"http,omitempty"`
-	// Digest is the SHA-256 of the files its command line names (its script, its binary) and
-	// of its cassette, as they were when the campaign ran: it changes when the target does.
+	// Upgrade is the command of its next version, the one an upgrade fault deploys mid-run
+	// (--upgrade-exec), and UpgradeState that version's state command (--upgrade-state; empty:
+	// State). The next version shares every other field.
+	Upgrade      []string `json:"upgrade,omitempty"`
+	UpgradeState []string `json:"upgrade_state,omitempty"`
+	// Digest is the SHA-256 of the files its command lines name (its script, its binary, its
+	// next version's) and of its cassette, as they were when the campaign ran: it changes when the target does.
 	Digest string `json:"digest,omitempty"`
 }
 

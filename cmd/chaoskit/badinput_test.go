@@ -104,6 +104,15 @@ func TestBadInput(t *testing.T) {
 		{append(run, "--tool", "po=read-only"), "--tool describes an --exec target, and there is none"},
 		{append(run, "--disk", "plain"), "--disk describes an --exec target, and there is none"}, // given, though the default
 		{[]string{"run", "--exec", "/no/such/command", "--out", dir}, "starting /no/such/command"},
+		// A deploy of a next version (upgrade).
+		{[]string{"run", "--exec", "true", "--faults", "kill,upgrade", "--out", dir}, "--faults upgrade deploys a next version mid-run, and target true has none: give the command of its next version with --upgrade-exec 'COMMAND'"},
+		{append(run, "--faults", "upgrade"), "--faults upgrade deploys a next version mid-run, and target reference has none"},
+		{[]string{"run", "--exec", "true", "--upgrade-exec", "true", "--faults", "kill", "--out", dir}, "--upgrade-exec is deployed by an upgrade fault, and --faults kill has none: add upgrade"},
+		{[]string{"run", "--exec", "true", "--upgrade-state", "true", "--out", dir}, "--upgrade-state is the state command of the --upgrade-exec version, and there is none"},
+		{[]string{"run", "--exec", "true", "--exec", "false", "--upgrade-exec", "true", "--out", dir}, "--upgrade-exec is the next version of one --exec, and there are 2"},
+		{append(run, "--upgrade-exec", "true"), "--upgrade-exec describes an --exec target, and there is none"},
+		{[]string{"run", "--exec", "true", "--upgrade-exec", "./v2 >log", "--out", dir}, `--upgrade-exec "./v2 >log": ">log" is a shell operator`},
+		{[]string{"replay", "--exec", "true", "--schedule", "kill@1,upgrade@2"}, "--schedule kill@1,upgrade@2 deploys a next version (upgrade@2), and target true has none: give the command of its next version with --upgrade-exec 'COMMAND'"},
 		{[]string{"run", "--exec", "python3 app.py", "--dir", "/no/such/dir", "--out", dir}, "working directory: stat /no/such/dir: no such file or directory"},
 		{[]string{"run", "--exec", "true", "--out", dir}, "the command exited without connecting to chaoskit: a harness connects to $CHAOSKIT_SOCKET with a client of the protocol (PROTOCOL.md"},
 		{[]string{"replay", "--exec", "true", "--target", "reference", "--schedule", "kill@1"}, "give --target or --exec, not both"},

@@ -38,10 +38,11 @@ func (m *multiFlag) Set(s string) error {
 type execFlags struct {
 	exec, names, tools, ignore, env, http    multiFlag
 	state, disk, beats, dir, clock, cassette *string
+	upgrade, upgradeState                    *string // the next version's command and state command
 }
 
 // execParams are the flags of execFlags, in the order error messages name them.
-var execParams = []string{"exec", "name", "tool", "state", "ignore", "disk", "beats", "clock", "dir", "env", "cassette", "http"}
+var execParams = []string{"exec", "name", "tool", "state", "ignore", "disk", "beats", "clock", "dir", "env", "cassette", "http", "upgrade-exec", "upgrade-state"}
 
 func addExecFlags(fs *flag.FlagSet) *execFlags {
 	f := &execFlags{}
@@ -56,6 +57,8 @@ func addExecFlags(fs *flag.FlagSet) *execFlags {
 	f.beats = fs.String("beats", "all", "with --disk fuse, which of a command's doings are beats: all (requests and file operations) or calls (requests only)")
 	f.clock = fs.String("clock", "virtual", "the clock the commands' own sleeps, timeouts and clock reads see: virtual (trapped: they wait in virtual time and return at once) or wall (the machine's)")
 	f.dir = fs.String("dir", "", "the commands' working directory (default: the current one)")
+	f.upgrade = fs.String("upgrade-exec", "", "the command of the --exec target's next version, which an upgrade fault (--faults upgrade) deploys mid-run: every process after it runs this command, on the state the old version left")
+	f.upgradeState = fs.String("upgrade-state", "", "the --upgrade-exec version's state command (default: --state)")
 	fs.Var(&f.env, "env", "KEY=VALUE added to the commands' environment, ${CHAOSKIT_...} in VALUE replaced by the process's own, e.g. 'PAYMENTS_URL=${CHAOSKIT_HTTP_URL}' (repeatable)")
 	return f
 }
@@ -73,6 +76,12 @@ func (f *execFlags) commands(set map[string]bool) ([]reports.Command, error) {
 	}
 	if len(f.names) > len(f.exec) {
 		return nil, usagef("%d --name for %d --exec", len(f.names), len(f.exec))
+	}
+	if *f.upgrade == "" && set["upgrade-state"] {
+		return nil, usagef("--upgrade-state is the state command of the --upgrade-exec version, and there is none")
+	}
+	if *f.upgrade != "" && len(f.exec) > 1 {
+		return nil, usagef("--upgrade-exec is the next version of one --exec, and there are %d: run them one at a time", len(f.exec))
 	}
 	for _, e := range f.env {
 		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
@@ -110,11 +119,21 @@ func (f *execFlags) commands(set map[string]bool) ([]reports.Command, error) {
 				return nil, usagef("--state %q: %v", *f.state, err)
 			}
 		}
+		if *f.upgrade != "" {
+			if cmd.Upgrade, err = splitCommand(*f.upgrade); err != nil {
+				return nil, usagef("--upgrade-exec %q: %v", *f.upgrade, err)
+			}
+		}
+		if *f.upgradeState != "" {
+			if cmd.UpgradeState, err = splitCommand(*f.upgradeState); err != nil {
+				return nil, usagef("--upgrade-state %q: %v", *f.upgradeState, err)
+			}
+		}
 		cmd.Name = process.Target{Argv: argv}.Name()
 		if i < len(f.names) {
 			cmd.Name = f.names[i]
 		}
-		cmd.Digest = digest(cmd.Argv, cmd.Dir, cmd.Cassette)
+		cmd.Digest = commandDigest(cmd)
 		if _, err := execTarget(cmd); err != nil {
 			return nil, err
 		}
@@ -164,12 +183,23 @@ func execTarget(cmd reports.Command) (campaign.Target, error) {
 	if err := t.Validate(); err != nil {
 		return campaign.Target{}, usagef("--exec %s: %v", strings.Join(cmd.Argv, " "), err)
 	}
-	return campaign.Target{
+	ct := campaign.Target{
 		Name:    cmd.Name,
 		New:     harness.Fresh(t),
 		Command: &cmd,
 		Repro:   func(seed uint64, s faults.Schedule) string { return replayExec(cmd, seed, s) },
-	}, nil
+	}
+	if len(cmd.Upgrade) > 0 { // the next version: the same target but for its command lines
+		t.Argv = cmd.Upgrade
+		if len(cmd.UpgradeState) > 0 {
+			t.StateArgv = cmd.UpgradeState
+		}
+		if err := t.Validate(); err != nil {
+			return campaign.Target{}, usagef("--upgrade-exec %s: %v", strings.Join(cmd.Upgrade, " "), err)
+		}
+		ct.NextVersion = harness.Fresh(t)
+	}
+	return ct, nil
 }
 
 // beatsAdvice adds to err, a refusal of a target as not deterministic, what lifts it for a
@@ -199,6 +229,12 @@ func beatsAdvice(err error, targets []campaign.Target) error {
 		return advise(err)
 	}
 	return err
+}
+
+// commandDigest returns the digest of cmd's files: those its command lines name, its next
+// version's too, and its cassette.
+func commandDigest(cmd reports.Command) string {
+	return digest(append(slices.Clone(cmd.Argv), cmd.Upgrade...), cmd.Dir, cmd.Cassette)
 }
 
 // digest returns the SHA-256, in hex, of the files a command line names (its first word when it
@@ -250,6 +286,12 @@ func replayExec(cmd reports.Command, seed uint64, s faults.Schedule) string {
 	}
 	if len(cmd.State) > 0 {
 		words = append(words, "--state", q(joinCommand(cmd.State)))
+	}
+	if len(cmd.Upgrade) > 0 {
+		words = append(words, "--upgrade-exec", q(joinCommand(cmd.Upgrade)))
+	}
+	if len(cmd.UpgradeState) > 0 {
+		words = append(words, "--upgrade-state", q(joinCommand(cmd.UpgradeState)))
 	}
 	for _, p := range cmd.Ignore {
 		words = append(words, "--ignore", q(p))

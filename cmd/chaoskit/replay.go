@@ -103,6 +103,11 @@ func runReplay(c *cli, args []string) error {
 	if err != nil {
 		return usagef("--schedule: %v", err)
 	}
+	for _, f := range s {
+		if info, _ := f.Kind.Info(); info.NextVersion && t.NextVersion == nil {
+			return usagef("--schedule %s deploys a next version (%s), and target %s has none: give the command of its next version with --upgrade-exec 'COMMAND'", s, f, t.Name)
+		}
+	}
 	bar := c.progress()
 	o := campaign.Options{Options: sim.Options{Seed: *seed, OnGolden: bar.golden(), KeepBeats: *trace}}
 	id.ApplyCase(&o.Options)

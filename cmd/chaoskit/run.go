@@ -122,9 +122,12 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 	if f.set["cases"] && *f.cases < 1 {
 		return nil, usagef("--cases %d: want 1 or more (leave --cases out for the default: 100 random schedules per target, or every exhaustive one)", *f.cases)
 	}
-	faults, mode, cases, depth, seed, shard, restart, backoff, fsModel := *f.faults, *f.mode, *f.cases, *f.depth, *f.seed, *f.shard, *f.restart, *f.backoff, *f.fsModel
+	kinds, mode, cases, depth, seed, shard, restart, backoff, fsModel := *f.faults, *f.mode, *f.cases, *f.depth, *f.seed, *f.shard, *f.restart, *f.backoff, *f.fsModel
 	if backoff == sim.DefaultBackoff.String() {
 		backoff = "" // as a report records the default
+	}
+	if !f.set["faults"] && *f.exec.upgrade != "" {
+		kinds += "," + string(faults.Upgrade) // a next version given is a deploy to test
 	}
 	maxBeats, maxTime := f.bounds.record(f.set)
 	if base != nil {
@@ -132,7 +135,7 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 		if !f.set["target"] && !f.execSet() {
 			targets, commands = o.Targets, o.Commands
 		}
-		inherit(f.set, "faults", &faults, strings.Join(o.Faults, ","))
+		inherit(f.set, "faults", &kinds, strings.Join(o.Faults, ","))
 		inherit(f.set, "mode", &mode, o.Mode)
 		inherit(f.set, "cases", &cases, o.Cases)
 		inherit(f.set, "depth", &depth, o.Depth)
@@ -147,9 +150,34 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 	if err := f.bounds.check(f.set); err != nil {
 		return nil, err
 	}
-	return campaignOf(seed, reports.Options{Targets: targets, Commands: commands, Faults: strings.Split(faults, ","), Mode: mode,
+	camp, err := campaignOf(seed, reports.Options{Targets: targets, Commands: commands, Faults: strings.Split(kinds, ","), Mode: mode,
 		Cases: cases, Depth: depth, Shard: shard, Restart: restart, RestartBackoff: backoff, MaxBeats: maxBeats, MaxVirtualTime: maxTime,
 		FSModel: fsModel})
+	if err != nil || !f.set["faults"] {
+		return camp, err
+	}
+	return camp, checkDeploys(camp, *f.faults)
+}
+
+// checkDeploys refuses a fault list, as --faults gives it (list), that names a kind deploying a
+// next version (upgrade) when a target of camp has none, or that deploys none when a target has
+// one (--upgrade-exec): either is a campaign that would not test what was asked.
+func checkDeploys(camp *campaign.Campaign, list string) error {
+	deploys := func(k faults.Kind) bool {
+		info, _ := k.Info()
+		return info.NextVersion
+	}
+	for _, t := range camp.Targets {
+		for _, name := range strings.Split(list, ",") {
+			if k := faults.Kind(strings.TrimSpace(name)); deploys(k) && t.NextVersion == nil {
+				return usagef("--faults %s deploys a next version mid-run, and target %s has none: give the command of its next version with --upgrade-exec 'COMMAND'", k, t.Name)
+			}
+		}
+		if t.NextVersion != nil && !slices.ContainsFunc(camp.Options.Faults, deploys) {
+			return usagef("--upgrade-exec is deployed by an upgrade fault, and --faults %s has none: add upgrade (e.g. --faults kill,upgrade)", list)
+		}
+	}
+	return nil
 }
 
 // execSet reports whether --exec or one of its options was given.
@@ -275,7 +303,7 @@ func (c *cli) resumption(dir string, cf *campaignFlags) (*campaign.Campaign, *ca
 		return nil, nil, fmt.Errorf("journal %s: %w", path, err)
 	}
 	for _, cmd := range st.Header.Options.Commands {
-		if digest(cmd.Argv, cmd.Dir, cmd.Cassette) != cmd.Digest {
+		if commandDigest(cmd) != cmd.Digest {
 			return nil, nil, usagef("--resume %s: the files of target %s changed since its journal was written: start the campaign again", dir, cmd.Name)
 		}
 	}
@@ -308,13 +336,20 @@ func (c *cli) clearReport(dir string) error {
 	return nil
 }
 
-// plainDefaults narrows the default fault kinds (every storage kind) to kill when a target is a
-// command on a plain disk, which cannot honour the others, and says so.
+// plainDefaults narrows the default fault kinds (every storage kind, and upgrade with
+// --upgrade-exec) to kill and upgrade when a target is a command on a plain disk, which cannot
+// honour the others, and says so.
 func (c *cli) plainDefaults(camp *campaign.Campaign) {
 	for _, t := range camp.Targets {
 		if t.Command != nil && t.Command.Disk != string(process.FUSE) {
-			camp.Options.Faults = []faults.Kind{faults.Kill}
-			c.notes = append(c.notes, fmt.Sprintf("--faults defaulted to kill: %s runs on a plain disk, where the other storage faults cannot apply (--disk fuse lifts that)", t.Name))
+			camp.Options.Faults = slices.DeleteFunc(camp.Options.Faults, func(k faults.Kind) bool {
+				return k != faults.Kill && k != faults.Upgrade
+			})
+			var names []string
+			for _, k := range camp.Options.Faults {
+				names = append(names, string(k))
+			}
+			c.notes = append(c.notes, fmt.Sprintf("--faults defaulted to %s: %s runs on a plain disk, where the other storage faults cannot apply (--disk fuse lifts that)", strings.Join(names, ","), t.Name))
 			return
 		}
 	}

@@ -1,0 +1,78 @@
+package process_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chaoskit/chaoskit/campaign"
+)
+
+// upgradeApp is examples/upgrade: version 1 checkpoints {"step": N}, version 2 renames the
+// field to "cursor", migrating version 1's checkpoint unless told not to.
+const upgradeApp = "examples/upgrade/app.py"
+
+// upgradeRun runs chaoskit run on examples/upgrade, version 1 deployed as the version 2 whose
+// extra flags are v2 (with --upgrade-exec) under the given run flags, writing the report to out;
+// it returns the output, the exit status and the report's cases with their metrics.
+func upgradeRun(sh *shell, v2 []string, out string, flags ...string) (string, int, []upgradeCase) {
+	sh.t.Helper()
+	words := []string{"chaoskit", "run", "--name", "deploy", "--out", out, "--format", "text,json",
+		"--exec", q(shellJoin(pythonArgv(sh.t, upgradeApp))),
+		"--upgrade-exec", q(shellJoin(pythonArgv(sh.t, upgradeApp, append([]string{"--version", "2"}, v2...)...))),
+		"--state", q(shellJoin(pythonArgv(sh.t, upgradeApp, "--dump-state"))),
+		"--tool", "ship=idempotent-by-key"}
+	for _, f := range flags {
+		words = append(words, q(f))
+	}
+	text, code := sh.run(strings.Join(words, " "))
+	b, err := os.ReadFile(filepath.Join(sh.work, out, "report.json"))
+	var r struct{ Cases []upgradeCase }
+	if err == nil {
+		err = json.Unmarshal(b, &r)
+	}
+	if err != nil {
+		sh.t.Fatalf("chaoskit run exited %d and %v:\n%s", code, err, text)
+	}
+	return text, code, r.Cases
+}
+
+// q quotes a word for the shell.
+func q(w string) string { return campaign.ShellQuote(w) }
+
+// upgradeCase is what the tests read of an upgrade case in report.json.
+type upgradeCase struct {
+	reportCase
+	Stranded   bool `json:"stranded"`
+	Duplicated bool `json:"duplicated"`
+	Replanned  bool `json:"replanned"`
+}
+
+// A deploy in the middle of the run (upgrade@5: the golden run makes 9 beats, and the first
+// step's checkpoint is saved by beat 2) of a version 2 that renamed the checkpoint's field:
+// with a migration it passes; without one it cannot read the checkpoint, fails each time it
+// starts, and the case fails, marked stranded, with a replay command that gives the
+// --upgrade-exec and reproduces the failure.
+func TestUpgradeExampleRenamedField(t *testing.T) {
+	sh := newShell(t)
+	_, code, cases := upgradeRun(sh, nil, "migrated", "--faults", "upgrade", "--only", "deploy:upgrade@5")
+	if code != 0 || len(cases) != 1 || cases[0].Verdict != "pass" || cases[0].Stranded {
+		t.Errorf("with a migration: exit %d, cases %+v; want exit 0 and one case passing", code, cases)
+	}
+
+	text, code, cases := upgradeRun(sh, []string{"--no-migration"}, "stranded", "--faults", "upgrade", "--only", "deploy:upgrade@5")
+	if code != 1 || len(cases) != 1 || cases[0].Verdict != "fail" || !cases[0].Stranded || cases[0].Duplicated || cases[0].Replanned {
+		t.Fatalf("without a migration: exit %d, cases %+v; want exit 1 and one case failing, stranded only\n%s", code, cases, text)
+	}
+	repro := cases[0].Repro
+	if !strings.Contains(repro, "--upgrade-exec ") || !strings.Contains(repro, "--no-migration") || !strings.Contains(text, repro) {
+		t.Fatalf("the replay command %q does not give the next version, or is not printed:\n%s", repro, text)
+	}
+	out, code := sh.run(repro)
+	if code != 1 || !strings.Contains(out, "KeyError: 'cursor'") {
+		t.Errorf("%s: exit %d; want 1, the failure of version 2 reading version 1's checkpoint:\n%s", repro, code, out)
+	}
+	sh.clean()
+}
