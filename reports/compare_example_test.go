@@ -141,5 +141,5 @@ func ExampleSyncDir() {
 func ExampleStatFields() {
 	fmt.Println(reports.StatFields())
 	// Output:
-	// [cases passed failed unknown detected unfired refused duplicates lost_effects phantom_effects state_mismatches work_lost_beats_mean work_lost_beats_max resume_beats_mean restarts failed_processes model_calls_remade]
+	// [cases passed failed unknown detected unfired refused duplicates lost_effects phantom_effects state_mismatches work_lost_beats_mean work_lost_beats_max resume_beats_mean restarts failed_processes model_calls_remade stranded duplicated replanned]
 }

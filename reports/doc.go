@@ -37,7 +37,8 @@
 // property), not_checked (cases per property that could not be checked there) and
 // work_lost_unmeasured (cases whose work lost was not measured, the target making no progress
 // marks; absent when 0: when it is every case, work lost is not measured, Stats.WorkLostMeasured,
-// and a gate on it fails saying so).
+// and a gate on it fails saying so); and stranded, duplicated and replanned (the cases of a deploy
+// of a next version marked so, oracle.Stranded ...; absent when 0).
 //
 // cases holds one entry per case, by target and then index: target; id (target:schedule, unique
 // in a report); index (the case's place among its target's schedules, from 0); schedule;
@@ -49,7 +50,8 @@
 // replay); shrunk_repro (the command that replays it, when it is not the schedule itself); the
 // metrics restarts, failed_processes, beats, golden_beats, work_lost_beats,
 // resume_beats, duplicates, lost_effects, phantom_effects, state_mismatch and
-// model_calls_remade, and work_lost_unmeasured (true when work lost could not be measured); duplicates_by_tool; trace (the beats around each fault, for cases that did
+// model_calls_remade, and work_lost_unmeasured (true when work lost could not be measured),
+// stranded, duplicated and replanned (an upgrade case's, true when marked); duplicates_by_tool; trace (the beats around each fault, for cases that did
 // not pass, each with beat, process, label, fault and note; reports written before the process
 // was named so call it attempt, which is read as process); diff (the state or result difference, -golden +faulty); repro (the command that
 // replays the case); duration_ms.

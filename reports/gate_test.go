@@ -130,3 +130,29 @@ func TestGateCheck(t *testing.T) {
 		}
 	}
 }
+
+// The cases of a deploy of a next version marked stranded, duplicated or replanned are counted
+// in the summary, and gateable by those names, per fault kind too.
+func TestGateUpgradeWords(t *testing.T) {
+	o := Options{Targets: []string{"app"}, Faults: []string{"kill", "upgrade"}}
+	r := &Report{Options: o, Cases: []Case{
+		{Target: "app", Schedule: faults.MustParseSchedule("kill@1"), Verdict: oracle.Pass},
+		{Target: "app", Schedule: faults.MustParseSchedule("upgrade@2"), Verdict: oracle.Fail, Metrics: oracle.Metrics{Stranded: true, Duplicated: true, Duplicates: 1}},
+		{Target: "app", Schedule: faults.MustParseSchedule("upgrade@3"), Verdict: oracle.Fail, Metrics: oracle.Metrics{Stranded: true}},
+		{Target: "app", Schedule: faults.MustParseSchedule("upgrade@4"), Verdict: oracle.Fail, Metrics: oracle.Metrics{Replanned: true}},
+	}}
+	r.Summarize(nil)
+	s := r.Summary.Targets[0]
+	if s.Stranded != 2 || s.Duplicated != 1 || s.Replanned != 1 || s.ByFault["kill"].Stranded != 0 || s.ByFault["upgrade"].Stranded != 2 {
+		t.Errorf("summary: stranded %d, duplicated %d, replanned %d, by fault %+v; want 2, 1, 1, all of them upgrade's", s.Stranded, s.Duplicated, s.Replanned, s.ByFault)
+	}
+	g, err := ParseGate("stranded{fault=upgrade}==0, duplicated<=1, replanned==0", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, failures := g.Check(r)
+	want := []string{"app [upgrade]: stranded is 2, want == 0", "app: replanned is 1, want == 0", "app [upgrade]: replanned is 1, want == 0"}
+	if strings.Join(failures, "\n") != strings.Join(want, "\n") {
+		t.Errorf("failures:\n%s\nwant:\n%s", strings.Join(failures, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -155,6 +155,13 @@ type Stats struct {
 	// lost and resume beats are over the other cases; when there are none, they are 0 for want
 	// of a measure, and renderings and gates say "not measured" (WorkLostMeasured).
 	WorkLostUnmeasured int `json:"work_lost_unmeasured,omitempty"`
+	// Stranded, Duplicated and Replanned count the cases of a deploy of a next version (upgrade)
+	// marked so (oracle.Metrics.Stranded, Duplicated, Replanned): the new version could not read
+	// the old one's checkpoint, redid effects the old one had applied, or took another path than
+	// either version.
+	Stranded   int `json:"stranded,omitempty"`
+	Duplicated int `json:"duplicated,omitempty"`
+	Replanned  int `json:"replanned,omitempty"`
 	// Violations counts failed cases by the property they broke.
 	Violations map[string]int `json:"violations,omitempty"`
 	// NotChecked counts the cases in which a property could not be checked, by property (see
@@ -275,6 +282,14 @@ func (s *Stats) Add(c *Case) {
 	}
 	if c.WorkLostUnmeasured {
 		s.WorkLostUnmeasured++
+	}
+	for _, m := range []struct {
+		n    *int
+		mark bool
+	}{{&s.Stranded, c.Stranded}, {&s.Duplicated, c.Duplicated}, {&s.Replanned, c.Replanned}} {
+		if m.mark {
+			*m.n++
+		}
 	}
 	s.workLost += c.WorkLostBeats
 	s.resume += c.ResumeBeats

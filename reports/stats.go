@@ -1,5 +1,7 @@
 package reports
 
+import "github.com/chaoskit/chaoskit/oracle"
+
 // statField is a numeric field of Stats, by its JSON name.
 type statField struct {
 	name string
@@ -37,6 +39,9 @@ var statFields = []statField{
 	countField("restarts", func(s *Stats) int { return s.Restarts }),
 	countField("failed_processes", func(s *Stats) int { return s.FailedProcesses }),
 	countField("model_calls_remade", func(s *Stats) int { return s.ModelCallsRemade }),
+	countField(oracle.Stranded, func(s *Stats) int { return s.Stranded }),
+	countField(oracle.Duplicated, func(s *Stats) int { return s.Duplicated }),
+	countField(oracle.Replanned, func(s *Stats) int { return s.Replanned }),
 }
 
 // StatFields lists the names of the numeric fields of Stats, as its JSON encoding spells them

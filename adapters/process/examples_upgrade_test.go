@@ -54,7 +54,7 @@ type upgradeCase struct {
 // step's checkpoint is saved by beat 2) of a version 2 that renamed the checkpoint's field:
 // with a migration it passes; without one it cannot read the checkpoint, fails each time it
 // starts, and the case fails, marked stranded, with a replay command that gives the
-// --upgrade-exec and reproduces the failure.
+// --upgrade-exec and reproduces the failure. The summary counts it, and a gate on it fails.
 func TestUpgradeExampleRenamedField(t *testing.T) {
 	sh := newShell(t)
 	_, code, cases := upgradeRun(sh, nil, "migrated", "--faults", "upgrade", "--only", "deploy:upgrade@5")
@@ -62,9 +62,14 @@ func TestUpgradeExampleRenamedField(t *testing.T) {
 		t.Errorf("with a migration: exit %d, cases %+v; want exit 0 and one case passing", code, cases)
 	}
 
-	text, code, cases := upgradeRun(sh, []string{"--no-migration"}, "stranded", "--faults", "upgrade", "--only", "deploy:upgrade@5")
+	text, code, cases := upgradeRun(sh, []string{"--no-migration"}, "stranded", "--faults", "upgrade", "--only", "deploy:upgrade@5", "--gate", "stranded==0")
 	if code != 1 || len(cases) != 1 || cases[0].Verdict != "fail" || !cases[0].Stranded || cases[0].Duplicated || cases[0].Replanned {
 		t.Fatalf("without a migration: exit %d, cases %+v; want exit 1 and one case failing, stranded only\n%s", code, cases, text)
+	}
+	for _, want := range []string{"deploys: deploy: 1 of 1 upgrade case stranded, 0 duplicated, 0 replanned", "stranded is 1, want == 0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the summary does not say %q:\n%s", want, text)
+		}
 	}
 	repro := cases[0].Repro
 	if !strings.Contains(repro, "--upgrade-exec ") || !strings.Contains(repro, "--no-migration") || !strings.Contains(text, repro) {

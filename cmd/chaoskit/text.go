@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/reports"
 )
@@ -38,6 +39,7 @@ func printSummary(w io.Writer, rep *reports.Report) error {
 	}
 	printTable(w, rep, "target", targetVerdict)
 	printNotChecked(w, rep, why)
+	printDeploys(w, rep)
 	printProblems(w, problems)
 	return nil
 }
@@ -48,6 +50,22 @@ func printNotChecked(w io.Writer, rep *reports.Report, why map[string]map[string
 	for _, t := range rep.Summary.Targets {
 		for _, p := range slices.Sorted(maps.Keys(t.NotChecked)) {
 			fmt.Fprintf(w, "note: %s: %s not checked in %d of %d cases: %s\n", t.Target, p, t.NotChecked[p], t.Cases, why[t.Target][p])
+		}
+	}
+}
+
+// printDeploys says, per target with cases of a deploy of a next version (upgrade), how many of
+// them were stranded, duplicated and replanned (oracle.Stranded ...).
+func printDeploys(w io.Writer, rep *reports.Report) {
+	for _, t := range rep.Summary.Targets {
+		n := 0
+		for k, s := range t.ByFault {
+			if info, _ := faults.Kind(k).Info(); info.NextVersion {
+				n += s.Cases
+			}
+		}
+		if n > 0 {
+			fmt.Fprintf(w, "deploys: %s: %d of %s stranded, %d duplicated, %d replanned\n", t.Target, t.Stranded, reports.Count(n, "upgrade case"), t.Duplicated, t.Replanned)
 		}
 	}
 }
