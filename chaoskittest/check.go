@@ -60,6 +60,9 @@ const shortCases = 50
 // every write fits in a sector and power is not asked for, callback-dup without an asynchronous
 // tool); leave it out of opts.Faults. chaoskit run exits 3 for the same campaign.
 //
+// A deploy of a new version mid-run (upgrade@N, faults.Upgrade) takes the version deployed in
+// opts.NextVersion; without one the campaign has no upgrade case.
+//
 // -chaoskit.schedule='kill@4,power@9' runs just that schedule and -chaoskit.seed overrides
 // opts.Seed. With -chaoskit.out=DIR it also writes the campaign's report directory, as chaoskit
 // run does, to DIR/TEST (a subtest's slashes written __), for chaoskit gate to check in CI. The

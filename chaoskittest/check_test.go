@@ -44,6 +44,9 @@ func TestMain(m *testing.M) {
 			{Name: "TestCheckHelperRefused", F: func(t *testing.T) {
 				chaoskittest.Check(t, refuser, campaign.Options{Faults: []faults.Kind{faults.Kill}})
 			}},
+			{Name: "TestCheckHelperUpgrade", F: func(t *testing.T) {
+				chaoskittest.Check(t, oldPipeline, deploysPipeline)
+			}},
 			{Name: "TestCheckHelperNoCase", F: func(t *testing.T) {
 				chaoskittest.Check(t, logTarget, campaign.Options{Faults: []faults.Kind{faults.Kill, faults.CallbackDup}})
 			}},
@@ -328,5 +331,28 @@ func TestCheckWithNoCaseOfAKindFails(t *testing.T) {
 	want := "chaoskit: TestCheckHelperNoCase: nothing was decided under [callback-dup]: the campaign has no case of them"
 	if ok || !strings.Contains(out, want) || strings.Contains(out, "did not pass") && !strings.Contains(out, ", 0 did not pass") {
 		t.Fatalf("passed %v, want a failure saying %q and every case passing:\n%s", ok, want, out)
+	}
+}
+
+// oldPipeline is the reference agent doing the Burr loop's first four steps; deploysPipeline
+// deploys the version that does all five (the agent gains a step) mid-run.
+var (
+	oldPipeline = func() harness.Target {
+		old := reference.Pipeline()
+		old.Steps = old.Steps[:4]
+		return reference.New(reference.Correct, old)
+	}
+	deploysPipeline = campaign.Options{Options: sim.Options{
+		NextVersion: func() harness.Target { return reference.New(reference.Correct, reference.Pipeline()) },
+	}, Faults: []faults.Kind{faults.Upgrade}}
+)
+
+// Check takes the next version a deploy puts in place (Options.NextVersion): its campaign has
+// an upgrade case at every beat, and -chaoskit.schedule replays one of them.
+func TestCheckDeploysTheNextVersion(t *testing.T) {
+	chaoskittest.Check(t, oldPipeline, deploysPipeline)
+	out, ok := runHelper(t, "TestCheckHelperUpgrade", "-chaoskit.schedule=upgrade@5")
+	if !ok || !strings.Contains(out, "under upgrade@5 (seed 0): pass") {
+		t.Errorf("replaying upgrade@5:\n%s", out)
 	}
 }
