@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chaoskit/chaoskit/campaign"
+	"github.com/chaoskit/chaoskit/internal/needs"
 )
 
 // upgradeApp is examples/upgrade: version 1 checkpoints {"step": N}, version 2 renames the
@@ -80,4 +81,18 @@ func TestUpgradeExampleRenamedField(t *testing.T) {
 		t.Errorf("%s: exit %d; want 1, the failure of version 2 reading version 1's checkpoint:\n%s", repro, code, out)
 	}
 	sh.clean()
+}
+
+// pytest takes the next version too (check()'s upgrade option): the pytest test of
+// examples/upgrade fails at upgrade@5 without the migration, its chaoskit replay command giving
+// --upgrade-exec. (node:test's upgrade option: TestUpgradeUnderNodeTest, a campaign test.)
+func TestUpgradeUnderPytest(t *testing.T) {
+	pythonExe(t)
+	needs.Command(t, "pytest", installPytest)
+	dir, _ := filepath.Abs("examples/upgrade")
+	r := newProject(t, dir, nil)
+	out := r.want("NO_MIGRATION=1 pytest -q -p no:cacheprovider -k 'upgrade@5'", 1, "1 failed", "KeyError: 'cursor'")
+	if _, replay := replays(t, out); !strings.Contains(replay, "--upgrade-exec 'python3 app.py --version 2 --no-migration'") {
+		t.Errorf("the chaoskit replay command does not deploy the next version: %s", replay)
+	}
 }

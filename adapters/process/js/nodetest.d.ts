@@ -25,6 +25,10 @@ export interface CheckOptions {
   cassette?: string;
   /** The command that prints the harness's durable state as JSON, run on a copy of the state directory. */
   state?: string[] | string;
+  /** The command of the next version, which an upgrade fault deploys mid-run (--upgrade-exec). */
+  upgrade?: string[] | string;
+  /** The next version's state command (--upgrade-state; default: state). */
+  upgradeState?: string[] | string;
   /** The fault kinds or families: `['kill', 'tool']` or `'kill,tool'` (default: storage, or kill on a plain disk). */
   faults?: string[] | string;
   /** JSON paths left out when results and states are compared. */

@@ -28,7 +28,9 @@ Options of check() and of the marker (each as `chaoskit run` spells it): tools (
 to contract and options, "idempotent-by-key,latency=1s", or a list of --tool values), http (the
 REST doubles: a dict of "METHOD PATH" to contract, or a list of --http values), cassette (the
 model's answers, a file relative to the test file's directory), state (the
-command printing the durable state as JSON), faults (a list or "kill,tool"), ignore (JSON paths),
+command printing the durable state as JSON), upgrade and upgrade_state (the command of the next
+version, which an upgrade fault deploys mid-run, and its state command: --upgrade-exec and
+--upgrade-state), faults (a list or "kill,tool"), ignore (JSON paths),
 disk ("plain" or "fuse"), beats, env (a dict or a list of KEY=VALUE), dir (the command's working
 directory, relative to the test file's, which is the default), mode, cases, seed (default 1),
 restart, name and parallel (cases at once; workers, its old name, is still taken). A command is a
@@ -186,7 +188,7 @@ def _pairs(value, what, sep):
     raise TypeError("chaoskit: %s must be a dict or a list of strings, not %r" % (what, value))
 
 
-OPTIONS = ("tools", "http", "cassette", "state", "faults", "ignore", "disk", "beats", "env", "dir", "mode", "cases", "seed",
+OPTIONS = ("tools", "http", "cassette", "state", "upgrade", "upgrade_state", "faults", "ignore", "disk", "beats", "env", "dir", "mode", "cases", "seed",
            "restart", "name", "parallel", "workers")
 """What check() and the marker take besides the command."""
 
@@ -209,6 +211,10 @@ def _spec(argv, options, base_dir):
         flags += ["--cassette", os.path.normpath(os.path.join(base_dir, os.fspath(options["cassette"])))]
     if options.get("state") is not None:
         flags += ["--state", shlex.join(_words(options["state"], "state"))]
+    # The next version an upgrade fault deploys, and its state command.
+    for opt, flag in (("upgrade", "--upgrade-exec"), ("upgrade_state", "--upgrade-state")):
+        if options.get(opt) is not None:
+            flags += [flag, shlex.join(_words(options[opt], opt))]
     faults = options.get("faults")
     if faults is not None:
         flags += ["--faults", faults if isinstance(faults, str) else ",".join(faults)]
