@@ -78,6 +78,13 @@ func exampleDir(t testing.TB) string {
 var toolSpecs = []string{"check_inventory=read-only", "create_po=idempotent-by-key,latency=1s"}
 
 // restock returns the example as a target, with flags choosing its configuration, on disk.
+//
+// It runs on the wall clock, as these findings were measured. On the virtual clock its golden
+// runs diverge: on FUSE, Node's start waits in epoll_pwait while a file operation of libuv's
+// thread pool is on its way to chaoskit's FUSE server, not yet read, and the wait is taken for
+// quiescence ("wait 8.1s (epoll_pwait)" against "fs.create checkpoints.db"); with
+// --durability async, LangGraph's background checkpoint write and the next node's mark come in
+// either order. Both are open in chaoskit (a FUSE request not yet read is not counted as owed).
 func restock(t testing.TB, disk process.Disk, flags ...string) process.Target {
 	t.Helper()
 	node := needNode(t)
@@ -89,6 +96,7 @@ func restock(t testing.TB, disk process.Disk, flags ...string) process.Target {
 		Dir:       exampleDir(t),
 		StateArgv: []string{node, "restock.mjs", "--dump-state"},
 		Disk:      disk,
+		Clock:     process.WallClock,
 	}
 	for _, spec := range toolSpecs {
 		tool, err := process.ParseTool(spec)
@@ -256,11 +264,6 @@ func TestRestockMistakesAreCaught(t *testing.T) {
 		// Resuming with the input instead of null starts the run again on the thread, under new
 		// superstep numbers, so new keys: killed after the first order, it files it again.
 		{"restart-input", []string{"--restart-input"}, false, killAfterFirstOrder, oracle.NoDuplicateEffects},
-		// LangGraph's task id comes from the checkpoint's id; under "async" the checkpoint the
-		// node started from is not saved yet when the first order is filed, a kill then makes
-		// the restart run plan again under a new checkpoint, and the task id of place_orders'
-		// re-run differs: a key made of it files the order again.
-		{"task-id key, async", []string{"--durability", "async", "--key", "task-id"}, false, killAfterFirstOrder, oracle.NoDuplicateEffects},
 		// Under "exit" nothing is saved until the end: a kill re-runs the graph from the
 		// input, the model is asked again and draws new tool-call ids, so a key made of the
 		// tool-call id changes.
@@ -285,6 +288,22 @@ func TestRestockMistakesAreCaught(t *testing.T) {
 				t.Errorf("want %s broken:\n%s", m.property, c)
 			}
 		})
+	}
+}
+
+// Under durability "async" LangGraph saves a step's checkpoint while the next node runs, and
+// which of the two goes on first follows the order the replies to their requests come back in:
+// chaoskit's counted golden run hands replies due at once back in reverse (PROTOCOL.md,
+// "Requests made at once"), the two golden runs differ, and the example is refused as not
+// deterministic rather than judged by luck. (Before that rule, a kill after the first order
+// made its task-id key file the order again: docs/findings.md.)
+func TestRestockAsyncFollowsReplyOrder(t *testing.T) {
+	needNode(t)
+	for _, key := range []string{"task-id", "step"} {
+		_, err := sim.NewRunner(harness.Fresh(restock(t, process.Plain, "--durability", "async", "--key", key)), sim.Options{Name: "restock async"})
+		if err == nil || !strings.Contains(err.Error(), "not deterministic: two golden runs diverge") || !strings.Contains(err.Error(), "mark check") {
+			t.Errorf("--durability async --key %s: err = %v; want refused, its two golden runs diverging at a mark", key, err)
+		}
 	}
 }
 
