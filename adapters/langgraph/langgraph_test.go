@@ -404,8 +404,9 @@ func TestRestockWithoutKeysIsCaughtByTheCLI(t *testing.T) {
 		}
 		return out.String(), cmd.ProcessState.ExitCode()
 	}
+	// On the wall clock, as restock's targets (restock says why).
 	line := "chaoskit run --exec 'node restock.mjs --key none' --state 'node restock.mjs --dump-state'" +
-		" --tool check_inventory=read-only --tool create_po=idempotent-by-key,latency=1s" +
+		" --tool check_inventory=read-only --tool create_po=idempotent-by-key,latency=1s --clock wall" +
 		" --faults kill --format text,json --out " + campaign.ShellQuote(filepath.Join(root, "report"))
 	out, code := run(line)
 	if code != 1 || !strings.Contains(out, "no-duplicate-effects") {
