@@ -96,7 +96,8 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 	if t.Disk == FUSE {
 		onSync = p.disk.onSync
 	}
-	if p.w, err = newWatcher(sc, p.child.listener, p.child.virtual, helper, shared, p.owedNow, onSync, env.Now()); err != nil {
+	inFlight := func() bool { return doorsInFlight(p.front != nil) }
+	if p.w, err = newWatcher(sc, p.child.listener, p.child.virtual, helper, shared, p.owedNow, inFlight, onSync, env.Now()); err != nil {
 		p.stop()
 		return nil, err
 	}

@@ -120,6 +120,9 @@ type watcher struct {
 	helper   int  // the tracer's filtered thread: its trapped calls go on untouched
 	shared   sharedState
 	owed     func() (int, uint64)
+	// inFlight reports whether bytes are on their way over loopback to or from a front door
+	// (inflight.go).
+	inFlight func() bool
 	onSync   func(nr int, path string) syscall.Errno
 
 	now      atomic.Int64  // the virtual clock, Unix ns: set by the serve loop, moved by the spin guard
@@ -146,12 +149,12 @@ type watcher struct {
 }
 
 // newWatcher returns the watcher of a command with the trap's listener (-1: none), started.
-func newWatcher(sc scanner, listener int, virtual bool, helper int, shared sharedState, owed func() (int, uint64), onSync func(int, string) syscall.Errno, now time.Time) (*watcher, error) {
+func newWatcher(sc scanner, listener int, virtual bool, helper int, shared sharedState, owed func() (int, uint64), inFlight func() bool, onSync func(int, string) syscall.Errno, now time.Time) (*watcher, error) {
 	wake, err := unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK)
 	if err != nil {
 		return nil, fmt.Errorf("process: eventfd: %w", err)
 	}
-	w := &watcher{sc: sc, listener: listener, virtual: virtual, helper: helper, shared: shared, owed: owed, onSync: onSync,
+	w := &watcher{sc: sc, listener: listener, virtual: virtual, helper: helper, shared: shared, owed: owed, inFlight: inFlight, onSync: onSync,
 		cmds: make(chan watchCmd, 16), wake: wake, quiet: make(chan quietReport, 1), activity: make(chan struct{}, 1),
 		held: map[uint64]*held{}, free: map[int]int{}, goTids: map[int]bool{}, goExes: map[string]bool{}, statsOut: make(chan TrapStats, 1), done: make(chan struct{})}
 	w.now.Store(now.UnixNano())
@@ -797,7 +800,7 @@ func (w *watcher) quiescent() bool {
 			}
 		}
 	}
-	if doorsInFlight() {
+	if w.inFlight() { // last: it may read /proc/net/tcp
 		return false
 	}
 	owed2, act2 := w.owed()
