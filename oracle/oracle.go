@@ -307,6 +307,16 @@ func (v *Verdict) decide() {
 	}
 }
 
+// Breaks reports whether v violates the named property.
+func (v *Verdict) Breaks(property string) bool {
+	for _, x := range v.Violations {
+		if x.Property == property {
+			return true
+		}
+	}
+	return false
+}
+
 // Excuse withdraws the violations of property, saying why it is not held against the run (it
 // goes to NotChecked), and decides the outcome again: for what a check of two observations
 // alone cannot tell, such as how much of the work a corrupted run redid a kill at the same beat

@@ -19,7 +19,7 @@ const (
 // with. An effect the old version applied before the deploy is the same effect as the new
 // version's when their tool and idempotency key match, as for any effect (Check).
 func Upgraded(v *Verdict, old, faulty *Observation, next int, opts Options) {
-	stranded := !faulty.Completed || breaks(*v, BoundedWorkLost)
+	stranded := !faulty.Completed || v.Breaks(BoundedWorkLost)
 	for i, p := range faulty.Processes {
 		stranded = stranded || i >= next && p.Failed
 	}
@@ -46,17 +46,7 @@ var pathProperties = []string{SameResult, SameState, NoLostEffects, NoPhantomEff
 // result, state, or set of effects.
 func offPath(v Verdict) bool {
 	for _, p := range pathProperties {
-		if breaks(v, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// breaks reports whether v violates property p.
-func breaks(v Verdict, p string) bool {
-	for _, x := range v.Violations {
-		if x.Property == p {
+		if v.Breaks(p) {
 			return true
 		}
 	}

@@ -50,14 +50,7 @@ func (c *Case) Interrupted() bool { return c.interrupted }
 func (c *Case) ID() string { return c.Target + ":" + c.Schedule.String() }
 
 // Breaks reports whether the case violated the named property.
-func (c *Case) Breaks(property string) bool {
-	for _, v := range c.Verdict.Violations {
-		if v.Property == property {
-			return true
-		}
-	}
-	return false
-}
+func (c *Case) Breaks(property string) bool { return c.Verdict.Breaks(property) }
 
 // Failed reports whether the case's verdict is fail.
 func (c *Case) Failed() bool { return c.Verdict.Outcome == oracle.Fail }
