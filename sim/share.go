@@ -229,6 +229,11 @@ func (rn *Runner) graft(c *Case, r *run, k int, rec *recovery, gold *Golden, kee
 		m.Beat = shift(m.Beat)
 		obs.Marks = append(obs.Marks, m)
 	}
+	for _, call := range src.Calls { // work lost without marks is measured from them
+		call.Beat = shift(call.Beat)
+		obs.Calls = append(obs.Calls, call)
+	}
+	obs.PrefixBeats = len(r.prefix)
 	obs.Processes = append(r.processes()[:1], src.Processes[1:]...)
 	oo := oracle.Options{Compare: rn.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: rn.ordered}
 	c.Verdict = oracle.Check(gold.obs, obs, oo)
