@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,9 +12,18 @@ import (
 	"github.com/chaoskit/chaoskit/internal/needs"
 )
 
-// upgradeApp is examples/upgrade: version 1 checkpoints {"step": N}, version 2 renames the
-// field to "cursor", migrating version 1's checkpoint unless told not to.
+// upgradeApp is examples/upgrade: a fulfilment job that ships three parcels over REST. Version 1
+// checkpoints {"step": N}; version 2 renames the field to "cursor", migrating version 1's
+// checkpoint unless told not to, and with --grams sends the weights in grams under the same keys.
 const upgradeApp = "examples/upgrade/app.py"
+
+// upgradeFlags are the flags that serve examples/upgrade its carrier as a REST double and map
+// chaoskit's variables onto the names the job reads, as its README gives them.
+var upgradeFlags = []string{
+	"--http", "POST /v1/shipments=idempotent-by-header:Idempotency-Key",
+	"--env", "SHIPPING_API_URL=${CHAOSKIT_HTTP_URL}",
+	"--env", "STATE_DIR=${CHAOSKIT_STATE_DIR}",
+}
 
 // upgradeRun runs chaoskit run on examples/upgrade, version 1 deployed as the version 2 whose
 // extra flags are v2 (with --upgrade-exec) under the given run flags, writing the report to out;
@@ -23,9 +33,8 @@ func upgradeRun(sh *shell, v2 []string, out string, flags ...string) (string, in
 	words := []string{"chaoskit", "run", "--name", "deploy", "--out", out, "--format", "text,json",
 		"--exec", q(shellJoin(pythonArgv(sh.t, upgradeApp))),
 		"--upgrade-exec", q(shellJoin(pythonArgv(sh.t, upgradeApp, append([]string{"--version", "2"}, v2...)...))),
-		"--state", q(shellJoin(pythonArgv(sh.t, upgradeApp, "--dump-state"))),
-		"--tool", "ship=idempotent-by-key"}
-	for _, f := range flags {
+		"--state", q(shellJoin(pythonArgv(sh.t, upgradeApp, "--dump-state")))}
+	for _, f := range append(slices.Clone(upgradeFlags), flags...) {
 		words = append(words, q(f))
 	}
 	text, code := sh.run(strings.Join(words, " "))
@@ -49,21 +58,37 @@ type upgradeCase struct {
 	Stranded   bool `json:"stranded"`
 	Duplicated bool `json:"duplicated"`
 	Replanned  bool `json:"replanned"`
+	// Found shadows reportCase.Violations, with each violation's detail.
+	Found []struct {
+		Property string `json:"property"`
+		Detail   string `json:"detail"`
+	} `json:"violations"`
 }
 
-// A deploy in the middle of the run (upgrade@5: the golden run makes 9 beats, and the first
-// step's checkpoint is saved by beat 2) of a version 2 that renamed the checkpoint's field:
+// detail returns the detail of c's violation of property, and whether c violates it.
+func (c upgradeCase) detail(property string) (string, bool) {
+	for _, v := range c.Found {
+		if v.Property == property {
+			return v.Detail, true
+		}
+	}
+	return "", false
+}
+
+// A deploy in the middle of the run (upgrade@3: the golden run makes 6 beats, a shipment's
+// request and its application each, and the first parcel's checkpoint is saved by beat 2) of a
+// version 2 that renamed the checkpoint's field:
 // with a migration it passes; without one it cannot read the checkpoint, fails each time it
 // starts, and the case fails, marked stranded, with a replay command that gives the
 // --upgrade-exec and reproduces the failure. The summary counts it, and a gate on it fails.
 func TestUpgradeExampleRenamedField(t *testing.T) {
 	sh := newShell(t)
-	_, code, cases := upgradeRun(sh, nil, "migrated", "--faults", "upgrade", "--only", "deploy:upgrade@5")
+	_, code, cases := upgradeRun(sh, nil, "migrated", "--faults", "upgrade", "--only", "deploy:upgrade@3")
 	if code != 0 || len(cases) != 1 || cases[0].Verdict != "pass" || cases[0].Stranded {
 		t.Errorf("with a migration: exit %d, cases %+v; want exit 0 and one case passing", code, cases)
 	}
 
-	text, code, cases := upgradeRun(sh, []string{"--no-migration"}, "stranded", "--faults", "upgrade", "--only", "deploy:upgrade@5", "--gate", "stranded==0")
+	text, code, cases := upgradeRun(sh, []string{"--no-migration"}, "stranded", "--faults", "upgrade", "--only", "deploy:upgrade@3", "--gate", "stranded==0")
 	if code != 1 || len(cases) != 1 || cases[0].Verdict != "fail" || !cases[0].Stranded || cases[0].Duplicated || cases[0].Replanned {
 		t.Fatalf("without a migration: exit %d, cases %+v; want exit 1 and one case failing, stranded only\n%s", code, cases, text)
 	}
@@ -83,15 +108,39 @@ func TestUpgradeExampleRenamedField(t *testing.T) {
 	sh.clean()
 }
 
+// A deploy between a shipment's application and its checkpoint (upgrade@1: the carrier applied
+// the first parcel's shipment, and version 1 was stopped before its answer) of a version 2 that
+// sends the weight in grams under the same key, and sends version 1's shipment in flight so
+// too (--no-in-flight): the carrier refuses the key used again with other parameters (422, as
+// Stripe does), version 2 fails each time it starts, and the case fails no-key-reuse, saying
+// which key version 1 used with which parameters and version 2 with which.
+func TestUpgradeExampleChangedArgs(t *testing.T) {
+	sh := newShell(t)
+	text, code, cases := upgradeRun(sh, []string{"--grams", "--no-in-flight"}, "reused", "--faults", "upgrade", "--only", "deploy:upgrade@1")
+	if code != 1 || len(cases) != 1 || cases[0].Verdict != "fail" {
+		t.Fatalf("exit %d, cases %+v; want exit 1 and one case failing\n%s", code, cases, text)
+	}
+	reuse, ok := cases[0].detail("no-key-reuse")
+	want := `POST /v1/shipments key "ORD-1042-books", first used with {"body":{"order":"ORD-1042","parcel":"books","weight_kg":1.2}} (beat 0, process 0), ` +
+		`was used again with {"body":{"order":"ORD-1042","parcel":"books","weight_g":1200}} (beat 2, process 1): the tool refused it`
+	if !ok || !strings.HasPrefix(reuse, want) {
+		t.Errorf("no-key-reuse: %q (violated %v); want it to begin %q", reuse, ok, want)
+	}
+	if end, _ := cases[0].detail("completes"); !strings.Contains(end, "422") || !strings.Contains(end, "Keys for idempotent requests can only be used with the same parameters") {
+		t.Errorf("completes: %q; want version 2's failure on the carrier's 422", end)
+	}
+	sh.clean()
+}
+
 // pytest takes the next version too (check()'s upgrade option): the pytest test of
-// examples/upgrade fails at upgrade@5 without the migration, its chaoskit replay command giving
+// examples/upgrade fails at upgrade@3 without the migration, its chaoskit replay command giving
 // --upgrade-exec. (node:test's upgrade option: TestUpgradeUnderNodeTest, a campaign test.)
 func TestUpgradeUnderPytest(t *testing.T) {
 	pythonExe(t)
 	needs.Command(t, "pytest", installPytest)
 	dir, _ := filepath.Abs("examples/upgrade")
 	r := newProject(t, dir, nil)
-	out := r.want("NO_MIGRATION=1 pytest -q -p no:cacheprovider -k 'upgrade@5'", 1, "1 failed", "KeyError: 'cursor'")
+	out := r.want("NO_MIGRATION=1 pytest -q -p no:cacheprovider -k 'upgrade@3'", 1, "1 failed", "KeyError: 'cursor'")
 	if _, replay := replays(t, out); !strings.Contains(replay, "--upgrade-exec 'python3 app.py --version 2 --no-migration'") {
 		t.Errorf("the chaoskit replay command does not deploy the next version: %s", replay)
 	}
