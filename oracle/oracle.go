@@ -94,8 +94,10 @@ func (o *Observation) EffectCounts() map[string]int { return o.indexed().effects
 type Effect struct {
 	Tool     string
 	Identity string // what the effect does: the tool and its arguments, not its idempotency key
-	Beat     int
-	Process  int
+	// Key is the idempotency key an idempotent-by-key tool applied the effect under, or "".
+	Key     string
+	Beat    int
+	Process int
 }
 
 // KeyReuse is a call refused by an IdempotentByKey tool because its key had been used with other
@@ -166,6 +168,10 @@ type Options struct {
 	// several workers (a fleet fault's) whose workers both act, with no lease, repeats effects
 	// with no fault at all, and is no reference for how often they may happen.
 	Repeated map[string]int
+	// ByKey identifies an effect applied under an idempotency key by its tool and key rather
+	// than its arguments: an upgrade case's, whose next version may send other arguments under
+	// the key of the same effect (Upgraded).
+	ByKey bool
 }
 
 // Verdict is the oracle's judgement of one faulty run against the golden run.
@@ -231,12 +237,19 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 		v.fail(Completes, faulty.Err)
 	}
 
-	want := golden.indexed().effects
+	want, applied, goldenFx := golden.indexed().effects, faulty.Effects, golden.Effects
+	if opts.ByKey {
+		goldenFx, applied = byKey(golden.Effects), byKey(faulty.Effects)
+		want = map[string]int{}
+		for _, e := range goldenFx {
+			want[e.Identity]++
+		}
+	}
 	if len(opts.Repeated) > 0 {
 		want = maps.Clone(want)
 		maps.Copy(want, opts.Repeated)
 	}
-	fx := compareEffects(want, faulty.Effects)
+	fx := compareEffects(want, applied)
 	v.Metrics.Duplicates, v.Metrics.PhantomEffects = fx.dup, fx.phantom
 	if completed { // a run that stopped short lost the rest of its effects by stopping
 		v.Metrics.LostEffects = fx.lost
@@ -258,7 +271,7 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 		v.KeyReuses = faulty.KeyReuses
 		v.fail(NoKeyReuse, keyReuseDetail(golden, faulty.KeyReuses))
 	}
-	if d := outOfOrder(golden.Effects, faulty.Effects, opts.Ordered); d != "" {
+	if d := outOfOrder(goldenFx, applied, opts.Ordered); d != "" {
 		v.fail(OrderedEffects, d)
 	}
 	if !completed {
@@ -293,6 +306,18 @@ func Check(golden, faulty *Observation, opts Options) Verdict {
 
 	v.decide()
 	return v
+}
+
+// byKey returns effects with the identity of each applied under an idempotency key made its
+// tool and key (Options.ByKey).
+func byKey(effects []Effect) []Effect {
+	out := slices.Clone(effects)
+	for i, e := range out {
+		if e.Key != "" {
+			out[i].Identity = e.Tool + " key=" + e.Key
+		}
+	}
+	return out
 }
 
 // decide sets the outcome from the violations and the reason the verdict is unknown.

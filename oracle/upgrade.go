@@ -1,5 +1,7 @@
 package oracle
 
+import "slices"
+
 // The words a team uses for what went wrong when a new version took over a run the old one had
 // checkpointed (an upgrade case: Metrics.Stranded, Duplicated, Replanned). Reports count them and
 // gates may name them.
@@ -7,7 +9,8 @@ const (
 	// Stranded: the new version cannot read the old version's checkpoint, and fails or starts
 	// over.
 	Stranded = "stranded"
-	// Duplicated: the new version redoes effects the old one had applied.
+	// Duplicated: the new version redoes effects the old one had applied, or sends one again
+	// with other arguments under its key, which the tool refuses (no-key-reuse).
 	Duplicated = "duplicated"
 	// Replanned: the run took another path than a run of either version would have.
 	Replanned = "replanned"
@@ -19,12 +22,17 @@ const (
 // with. An effect the old version applied before the deploy is the same effect as the new
 // version's when their tool and idempotency key match, as for any effect (Check).
 func Upgraded(v *Verdict, old, faulty *Observation, next int, opts Options) {
+	// A call of the next version under the key of an effect the old one applied, with other
+	// arguments, is that effect done again: the tool refused it (no-key-reuse), and a key made
+	// from the new arguments would have applied it twice. The new version read the checkpoint.
+	resent := slices.ContainsFunc(faulty.KeyReuses, func(u KeyReuse) bool { return u.FirstProcess < next && u.Process >= next })
 	stranded := !faulty.Completed || v.Breaks(BoundedWorkLost)
 	for i, p := range faulty.Processes {
 		stranded = stranded || i >= next && p.Failed
 	}
+	stranded = stranded && !resent
 	v.Metrics.Stranded = stranded
-	v.Metrics.Duplicated = v.Metrics.Duplicates > 0
+	v.Metrics.Duplicated = v.Metrics.Duplicates > 0 || resent
 	if stranded || !offPath(*v) {
 		return
 	}

@@ -452,6 +452,7 @@ func (rn *Runner) runCaseMode(s, like faults.Schedule, keep bool, mode shareMode
 	if o.Workers > rn.o.Workers {
 		oo.Repeated = judge.repeated(gold)
 	}
+	oo.ByKey = r.upgradedAt >= 0 // the next version may send other arguments under an effect's key
 	c.Verdict = oracle.Check(gold.obs, obs, oo)
 	if r.upgradedAt >= 0 {
 		oracle.Upgraded(&c.Verdict, old.obs, obs, r.upgradedAt, oo)

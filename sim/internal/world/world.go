@@ -221,7 +221,11 @@ func (w *World) apply(op Op) (harness.Reply, error) {
 	if w.Counted {
 		w.effectSum.Add(op.Identity)
 	} else {
-		w.effects = append(w.effects, oracle.Effect{Tool: c.Tool, Identity: op.Identity, Beat: op.Beat, Process: op.Process})
+		e := oracle.Effect{Tool: c.Tool, Identity: op.Identity, Beat: op.Beat, Process: op.Process}
+		if t.Contract == harness.IdempotentByKey {
+			e.Key = c.Key
+		}
+		w.effects = append(w.effects, e)
 	}
 	return r, nil
 }
