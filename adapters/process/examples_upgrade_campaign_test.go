@@ -5,6 +5,7 @@ package process_test
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -26,6 +27,37 @@ func TestUpgradeExampleCampaigns(t *testing.T) {
 	}
 	if code != 1 || len(cases) == 0 {
 		t.Errorf("without a migration: exit %d, %d cases; want exit 1 and failures\n%s", code, len(cases), text)
+	}
+	sh.clean()
+}
+
+// The whole campaigns of examples/upgrade's version 2 --grams, which sends weights in grams
+// under the keys version 1 sent kilograms under: finishing the shipment version 1 may have had
+// in flight as version 1 sent it, it survives a kill and a deploy at every beat; sending it in
+// grams (--no-in-flight), it fails exactly the deploys that land after the carrier applied a
+// shipment and before version 1 checkpointed it (the golden run's beats 1, 3 and 5: each
+// shipment's application), each no-key-reuse and marked duplicated.
+func TestUpgradeExampleChangedArgsCampaigns(t *testing.T) {
+	sh := newShell(t)
+	text, code, cases := upgradeRun(sh, []string{"--grams"}, "kept", "--faults", "kill,upgrade")
+	if code != 0 || len(cases) == 0 {
+		t.Errorf("--grams: exit %d, %d cases; want exit 0\n%s", code, len(cases), text)
+	}
+
+	text, code, cases = upgradeRun(sh, []string{"--grams", "--no-in-flight"}, "reused", "--faults", "upgrade")
+	var failed []string
+	for _, c := range cases {
+		_, reused := c.detail("no-key-reuse")
+		switch {
+		case c.Verdict == "pass":
+		case reused && c.Duplicated && !c.Stranded && !c.Replanned:
+			failed = append(failed, c.Schedule)
+		default:
+			t.Errorf("%s: %s, %+v: want a pass, or a failure of no-key-reuse marked duplicated only", c.Schedule, c.Verdict, c)
+		}
+	}
+	if want := "upgrade@1 upgrade@3 upgrade@5"; code != 1 || strings.Join(failed, " ") != want {
+		t.Errorf("--grams --no-in-flight: exit %d, failed %v; want exit 1 and %s\n%s", code, failed, want, text)
 	}
 	sh.clean()
 }

@@ -110,15 +110,25 @@ func TestUpgradeExampleRenamedField(t *testing.T) {
 
 // A deploy between a shipment's application and its checkpoint (upgrade@1: the carrier applied
 // the first parcel's shipment, and version 1 was stopped before its answer) of a version 2 that
-// sends the weight in grams under the same key, and sends version 1's shipment in flight so
-// too (--no-in-flight): the carrier refuses the key used again with other parameters (422, as
+// sends the weight in grams under the same key. Sending version 1's shipment in flight so too
+// (--no-in-flight), the carrier refuses the key used again with other parameters (422, as
 // Stripe does), version 2 fails each time it starts, and the case fails no-key-reuse, saying
-// which key version 1 used with which parameters and version 2 with which.
+// which key version 1 used with which parameters and version 2 with which, marked duplicated
+// (not stranded: version 2 read the checkpoint). Sending it as version 1 did, it passes: the
+// shipment in kilograms is the shipment version 2's golden run sends in grams, under its key.
 func TestUpgradeExampleChangedArgs(t *testing.T) {
 	sh := newShell(t)
-	text, code, cases := upgradeRun(sh, []string{"--grams", "--no-in-flight"}, "reused", "--faults", "upgrade", "--only", "deploy:upgrade@1")
-	if code != 1 || len(cases) != 1 || cases[0].Verdict != "fail" {
-		t.Fatalf("exit %d, cases %+v; want exit 1 and one case failing\n%s", code, cases, text)
+	text, code, cases := upgradeRun(sh, []string{"--grams"}, "kept", "--faults", "upgrade", "--only", "deploy:upgrade@1")
+	if code != 0 || len(cases) != 1 || cases[0].Verdict != "pass" {
+		t.Errorf("finishing the shipment in flight as version 1 sent it: exit %d, cases %+v; want exit 0 and one case passing\n%s", code, cases, text)
+	}
+
+	text, code, cases = upgradeRun(sh, []string{"--grams", "--no-in-flight"}, "reused", "--faults", "upgrade", "--only", "deploy:upgrade@1")
+	if code != 1 || len(cases) != 1 || cases[0].Verdict != "fail" || !cases[0].Duplicated || cases[0].Stranded || cases[0].Replanned {
+		t.Fatalf("exit %d, cases %+v; want exit 1 and one case failing, duplicated only\n%s", code, cases, text)
+	}
+	if _, phantom := cases[0].detail("no-phantom-effects"); phantom {
+		t.Errorf("version 1's shipment in kilograms is a phantom effect; want it the same effect as version 2's in grams, under one key")
 	}
 	reuse, ok := cases[0].detail("no-key-reuse")
 	want := `POST /v1/shipments key "ORD-1042-books", first used with {"body":{"order":"ORD-1042","parcel":"books","weight_kg":1.2}} (beat 0, process 0), ` +
