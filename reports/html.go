@@ -25,8 +25,10 @@ const (
 // and what that verdict does not say (properties not checked and why, faults that never fired,
 // refusals, failed processes); charts of the cases and failures per fault kind, one per target
 // with a row per kind on a logarithmic scale, of the work lost over all cases, and of the
-// duplicate effects per tool; the summary tables of Markdown; and, for up to 30 failing or
-// unknown cases per target, the shrunk schedule and the command that replays it, the violations
+// duplicate effects per tool; the summary tables of Markdown (with its columns of model calls
+// asked again and of upgrade marks, when the report has them); and, for up to 30 failing or
+// unknown cases per target, the marks of an upgrade case in words, the shrunk schedule and the
+// command that replays it, the violations
 // (each diff once, in a block that scrolls) beside a timeline of the beats that explain the case
 // (the beat where a fault fired marked, each process in its own colour), and the replay command.
 // Every string from the report is escaped. The output is a pure function of r.
@@ -82,6 +84,7 @@ type htmlCase struct {
 	*Case
 	Violations  []oracle.Violation // details clipped
 	Metrics     string
+	Deploy      string // an upgrade case's marks, in words (deployMarks)
 	Trace       []traceRow
 	Diff        string // clipped; "" when a violation's detail shows it already
 	Shrunk      string // the shrunk schedule, when it differs from the schedule
@@ -102,7 +105,7 @@ type traceRow struct {
 func (r *Report) htmlData(v *view) htmlReport {
 	targets := v.targets
 	d := htmlReport{Report: r, Campaign: r.campaignLine(), Totals: v.totals, Targets: len(targets),
-		Summary: targetTable(targets), ByKind: kindTable(v.byKind)}
+		Summary: v.targetTable(), ByKind: v.kindTable()}
 	d.Headline = failedLine(&d.Totals, targets, r.Options.ExpectFail)
 	d.KindCharts = kindCharts(targets, v.kinds)
 	d.WorkLost, d.Duplicates = workLostChart(v.workLost), duplicatesChart(v.dupByTool)
@@ -132,7 +135,7 @@ func htmlTargetOf(i int, t *targetView) htmlTarget {
 }
 
 func htmlCaseOf(c *Case) htmlCase {
-	hc := htmlCase{Case: c, Metrics: metricsLine(&c.Metrics), Trace: traceRows(c.Trace),
+	hc := htmlCase{Case: c, Metrics: metricsLine(&c.Metrics), Deploy: deployMarks(c), Trace: traceRows(c.Trace),
 		Shrunk: shrunk(c), ShrunkRepro: shrunkRepro(c), Breaks: firstProperty(c)}
 	diff := strings.TrimSpace(c.Diff)
 	shown := diff == ""
@@ -155,6 +158,9 @@ func metricsLine(m *oracle.Metrics) string {
 	work := fmt.Sprintf("work lost %d · resume %d", m.WorkLostBeats, m.ResumeBeats)
 	if m.WorkLostUnmeasured {
 		work = "work lost " + notMeasured
+	}
+	if m.ModelCallsRemade > 0 {
+		work += fmt.Sprintf(" · model calls asked again %d", m.ModelCallsRemade)
 	}
 	return fmt.Sprintf("restarts %d · beats %d (golden %d) · %s · duplicates %d · lost effects %d · phantom effects %d · state mismatch %s",
 		m.Restarts, m.Beats, m.GoldenBeats, work, m.Duplicates, m.LostEffects, m.PhantomEffects, mismatch)
@@ -264,6 +270,7 @@ nav ul { margin: 4px 0; padding-left: 20px; columns: 2; }
 .case h4 code { font-size: 14px; }
 .verdict { display: inline-block; font-size: 11px; text-transform: uppercase; padding: 0 6px; border-radius: 10px; background: var(--fail-bg); color: var(--fail); margin-left: 6px; vertical-align: 2px; }
 .case .metrics { font-size: 12px; color: var(--muted); margin: 0 0 8px; }
+.case .deploy { margin: 0 0 8px; font-weight: 600; color: var(--fail); }
 .shrunk { margin: 6px 0 10px; padding: 6px 10px; border: 1px solid #d4a72c; background: #fff8c5; border-radius: 6px; }
 .shrunk code { font-weight: 600; }
 .case-body { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 16px; }
@@ -362,7 +369,8 @@ pre { margin: 4px 0; padding: 6px 8px; background: var(--soft); border-radius: 4
 {{define "case"}}<article class="case {{.Verdict}}">
 <h4><code>{{.Schedule}}</code><span class="verdict">{{.Verdict}}</span></h4>
 <p class="metrics">{{.Metrics}}</p>
-{{with .Shrunk}}<p class="shrunk">Shrunk to <code>{{.}}</code>, which still breaks {{$.Breaks}}{{with $.ShrunkRepro}}: replay it with <code>{{.}}</code>{{end}}</p>
+{{with .Deploy}}<p class="deploy">deploy: {{.}}</p>
+{{end}}{{with .Shrunk}}<p class="shrunk">Shrunk to <code>{{.}}</code>, which still breaks {{$.Breaks}}{{with $.ShrunkRepro}}: replay it with <code>{{.}}</code>{{end}}</p>
 {{end}}<div class="case-body">
 <div>
 {{if .Violations}}<ul class="violations">{{range .Violations}}<li><span class="prop">{{.Property}}</span><pre>{{.Detail}}</pre></li>{{end}}</ul>{{end}}

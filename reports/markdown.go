@@ -13,8 +13,10 @@ const markdownCasesPerTarget = 5
 // Markdown writes a summary of r in GitHub-flavoured Markdown, fit for a pull-request comment or
 // $GITHUB_STEP_SUMMARY: a heading with the campaign and its totals, a table with a row per target,
 // a compact table with a row per fault kind, then, for each target with failing or unknown cases,
-// the first few of them with their first violation and the command that replays them. The output
-// is a pure function of r.
+// the first few of them with their first violation and the command that replays them. The tables
+// gain a column of the model calls asked again when a case asked one again, and columns of the
+// upgrade cases marked stranded, duplicated and replanned when the report has upgrade cases; a
+// failing upgrade case listed says its marks in words. The output is a pure function of r.
 func (r *Report) Markdown(w io.Writer) error {
 	v, err := r.view(markdownCasesPerTarget)
 	if err != nil {
@@ -33,10 +35,10 @@ func (r *Report) markdown(v *view, w io.Writer) error {
 		fmt.Fprintf(&b, "%s.\n\n", mdText(failedLine(total, targets, r.Options.ExpectFail)))
 	}
 	b.WriteString("## Targets\n\n")
-	writeMarkdownTable(&b, targetTable(targets))
+	writeMarkdownTable(&b, v.targetTable())
 	writeMarkdownNotes(&b, targets)
 	b.WriteString("\n## By fault kind\n\n")
-	writeMarkdownTable(&b, kindTable(v.byKind))
+	writeMarkdownTable(&b, v.kindTable())
 	b.WriteString("\n## Failures\n")
 	if total.Failed+total.Unknown == 0 {
 		b.WriteString("\nNone: every case passed.\n")
@@ -97,6 +99,9 @@ func writeMarkdownProblems(b *strings.Builder, t *targetView) {
 	shown := t.Problems[:min(len(t.Problems), markdownCasesPerTarget)]
 	for _, c := range shown {
 		fmt.Fprintf(b, "- %s — %s", mdCode(c.Schedule.String()), mdText(headline(c)))
+		if marks := deployMarks(c); marks != "" {
+			fmt.Fprintf(b, "\\\n  deploy: %s", mdText(marks))
+		}
 		if s := shrunk(c); s != "" {
 			// The shrunk schedule is the one to read and replay: it comes first.
 			fmt.Fprintf(b, "\\\n  **shrunk to %s**, which still breaks %s", mdCode(s), mdText(firstProperty(c)))

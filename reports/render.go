@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
 )
 
@@ -42,6 +43,9 @@ type view struct {
 	dupByTool map[string]int
 	caseMs    float64 // the cases' wall-clock times, summed
 	grouped   bool    // the cases come grouped by target, in the order of targets
+	// deploys says the report has cases of a deploy of a next version (upgrade): its tables then
+	// count those marked stranded, duplicated and replanned.
+	deploys bool
 }
 
 // view reads r's cases once and returns what the renderers show, keeping up to shown problem
@@ -131,6 +135,8 @@ func (r *Report) view(shown int) (*view, error) {
 	v.kinds = append(slices.Clone(r.Options.Faults), extra...)
 	for _, k := range v.kinds {
 		v.byKind = append(v.byKind, kindStats{Kind: k, Stats: *kinds[k]})
+		info, _ := faults.Kind(k).Info()
+		v.deploys = v.deploys || info.NextVersion && kinds[k].Cases > 0
 	}
 	return v, nil
 }
@@ -360,13 +366,41 @@ func nameColumn(head string) column {
 	return column{Head: head, cell: func(name string, _ *Stats) string { return name }}
 }
 
-// targetColumns are the columns of the table with a row per target.
+// targetColumns are the columns of the table with a row per target, in a report of no
+// upgrade case and no model call asked again (see view.columns).
 var targetColumns = []column{nameColumn("target"), colCases, colPassed, colFailed, colUnknown, colDetected,
 	colDuplicates, colLost, colPhantom, colMismatches, colWorkLost, colProperties}
 
-// kindColumns are the columns of the compact table with a row per fault kind.
+// kindColumns are the columns of the compact table with a row per fault kind, likewise.
 var kindColumns = []column{nameColumn("fault kind"), colCases, colFailed, colUnknown, colDetected,
 	colDuplicates, colLost, colMismatches, colWorkLost}
+
+// remadeColumn counts the model calls asked again after restarts: work lost in tokens, measured
+// with progress marks or without.
+var remadeColumn = countColumn("model calls asked again", func(s *Stats) int { return s.ModelCallsRemade })
+
+// deployColumns count the cases of a deploy of a next version marked stranded, duplicated and
+// replanned (oracle.Stranded ...), under the names a gate gives them.
+var deployColumns = []column{
+	countColumn(oracle.Stranded, func(s *Stats) int { return s.Stranded }),
+	countColumn(oracle.Duplicated, func(s *Stats) int { return s.Duplicated }),
+	countColumn(oracle.Replanned, func(s *Stats) int { return s.Replanned }),
+}
+
+// columns returns base, the columns of a summary table, with the columns of what v's report holds
+// inserted after its work lost: the model calls asked again when a case asked one again, and the
+// marks of upgrade cases when it has some. A report of neither keeps base as it is.
+func (v *view) columns(base []column) []column {
+	var extra []column
+	if v.totals.ModelCallsRemade > 0 {
+		extra = append(extra, remadeColumn)
+	}
+	if v.deploys {
+		extra = append(extra, deployColumns...)
+	}
+	at := slices.IndexFunc(base, func(c column) bool { return c.Head == colWorkLost.Head }) + 1
+	return slices.Concat(base[:at], extra, base[at:])
+}
 
 // table is a summary table, its cells already formatted.
 type table struct {
@@ -383,21 +417,41 @@ func (t *table) add(name string, s *Stats) {
 }
 
 // targetTable returns the table with a row per target.
-func targetTable(targets []*targetView) table {
-	t := table{Columns: targetColumns}
-	for _, v := range targets {
-		t.add(v.Target, &v.Stats)
+func (v *view) targetTable() table {
+	t := table{Columns: v.columns(targetColumns)}
+	for _, tv := range v.targets {
+		t.add(tv.Target, &tv.Stats)
 	}
 	return t
 }
 
 // kindTable returns the table with a row per fault kind.
-func kindTable(kinds []kindStats) table {
-	t := table{Columns: kindColumns}
-	for i := range kinds {
-		t.add(kinds[i].Kind, &kinds[i].Stats)
+func (v *view) kindTable() table {
+	t := table{Columns: v.columns(kindColumns)}
+	for i := range v.byKind {
+		t.add(v.byKind[i].Kind, &v.byKind[i].Stats)
 	}
 	return t
+}
+
+// deployMarks says what went wrong in c, an upgrade case, in a team's words, each with what it
+// means: "stranded (the new version could not read the old version's checkpoint: it failed or
+// started over)"; "" for a case with no mark.
+func deployMarks(c *Case) string {
+	var marks []string
+	for _, m := range []struct {
+		on         bool
+		name, what string
+	}{
+		{c.Stranded, oracle.Stranded, "the new version could not read the old version's checkpoint: it failed or started over"},
+		{c.Duplicated, oracle.Duplicated, "the new version redid effects the old version had applied"},
+		{c.Replanned, oracle.Replanned, "the run took another path than a run of either version"},
+	} {
+		if m.on {
+			marks = append(marks, m.name+" ("+m.what+")")
+		}
+	}
+	return strings.Join(marks, ", ")
 }
 
 // campaignLine describes how r was run, on one line.
