@@ -16,8 +16,10 @@ import (
 //
 //   - Kill keeps everything: the page cache outlives the process.
 //   - Power keeps only what was fsynced: each file reverts to its bytes at its last fsync, each
-//     directory to its entries at its last directory fsync. In mode "subset" it keeps a subset
-//     of what was not fsynced, drawn from rng (see below).
+//     directory to its entries at its last directory fsync, and each to its modification time
+//     then (an inode's times are metadata, written with it: a write that is lost changes no
+//     time). In mode "subset" it keeps a subset of what was not fsynced, drawn from rng (see
+//     below), and each file and directory the time of the last of its operations kept.
 //   - Torn is Power, except that the file holding the last un-fsynced write keeps its other
 //     un-fsynced writes and gets that last one torn at a sector boundary: only the prefix up to
 //     the boundary lands (mode "prefix"), or the rest of it reads back as garbage (mode
@@ -144,7 +146,7 @@ func (d *Disk) revert() (files, dirs int, seen map[*inode]bool) {
 				dirs++
 			}
 			n.kids = maps.Clone(n.durKids)
-			n.dirDrty = false
+			n.dirDrty, n.mtime = false, n.durMtime
 			for _, k := range slices.Sorted(maps.Keys(n.kids)) {
 				walk(n.kids[k])
 			}
@@ -153,7 +155,7 @@ func (d *Disk) revert() (files, dirs int, seen map[*inode]bool) {
 		if n.dirty {
 			files++
 		}
-		n.data = n.durable
+		n.data, n.mtime = n.durable, n.durMtime
 		n.shared, n.dirty, n.last = true, false, nil
 	}
 	walk(d.root)
@@ -356,16 +358,19 @@ func (d *Disk) keepSubset(keep []byte) {
 	}
 	for _, n := range d.inodes {
 		if n.dir {
-			kids := maps.Clone(n.durKids)
+			kids, mtime := maps.Clone(n.durKids), n.durMtime
 			for i, e := range n.dpend {
 				if kept[opRef{n, i}] {
 					e.applyTo(kids)
+					mtime = e.at
 				}
 			}
 			n.kids, n.durKids, n.dirDrty = kids, maps.Clone(kids), false
+			n.mtime, n.durMtime = mtime, mtime
 			continue
 		}
-		n.settle(func(i int) bool { return kept[opRef{n, i}] })
+		keep := func(i int) bool { return kept[opRef{n, i}] }
+		n.settle(keep, keep)
 	}
 	d.forgetPending()
 }
@@ -373,10 +378,15 @@ func (d *Disk) keepSubset(keep []byte) {
 // settle makes file n's content, all of it durable, its durable bytes with the pending writes
 // that keep keeps (by their index in n.pend) applied in issue order: what a power loss leaves.
 // The durable bytes are copied before the first write lands on them, never changed in place.
-func (n *inode) settle(keep func(i int) bool) {
-	data := n.durable
+// Its modification time is that of the last pending operation whose update of the inode
+// survives (meta), or else the one it had at its last fsync.
+func (n *inode) settle(keep, meta func(i int) bool) {
+	data, mtime := n.durable, n.durMtime
 	changed := false
 	for i, w := range n.pend {
+		if meta(i) {
+			mtime = w.at
+		}
 		if !keep(i) {
 			continue
 		}
@@ -385,6 +395,7 @@ func (n *inode) settle(keep func(i int) bool) {
 		}
 		data = w.applyTo(data, n.pbuf)
 	}
+	n.mtime, n.durMtime = mtime, mtime
 	n.data = data
 	n.durable = data[:len(data):len(data)]
 	n.shared, n.dirty, n.last = true, false, nil

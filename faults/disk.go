@@ -93,10 +93,11 @@ func (d *Disk) diskSpace() *space { return d.space }
 func (d *Disk) Full() (full bool, until time.Time) { return d.space.state() }
 
 type inode struct {
-	ino   int
-	dir   bool
-	mode  fs.FileMode
-	mtime time.Time
+	ino      int
+	dir      bool
+	mode     fs.FileMode
+	mtime    time.Time // what stat reports: the time of its last change (or Chtimes)
+	durMtime time.Time // what is on the disk: mtime at its last fsync (see Disk.Crash)
 
 	lastM int // 1 + the journal index of the last metadata operation on it (see FSModel)
 
@@ -131,6 +132,7 @@ type pendData struct {
 	delayed  bool
 	bound    bool
 	bind     int
+	at       time.Time // when it was issued: the file's mtime from then on
 }
 
 // applyTo applies p to a file's bytes data (a write's bytes are in pbuf) and returns them.
@@ -148,15 +150,16 @@ func (p pendData) applyTo(data, pbuf []byte) []byte {
 	return data
 }
 
-// pendEntry is a change to a directory's entries not yet made durable by a directory fsync:
-// name added for n (a create, a mkdir, the arriving end of a rename from another directory),
-// name removed (n nil; a remove, the leaving end of such a rename), or, within one directory,
-// from renamed to name, atomically.
+// pendEntry is a change to a directory's entries, issued at at, not yet made durable by a
+// directory fsync: name added for n (a create, a mkdir, the arriving end of a rename from
+// another directory), name removed (n nil; a remove, the leaving end of such a rename), or,
+// within one directory, from renamed to name, atomically.
 type pendEntry struct {
 	name, from string
 	n          *inode
 	rename     bool
 	j          int // its metadata operation's index in the journal's order
+	at         time.Time
 }
 
 // applyTo applies e to a directory's entries.
@@ -182,7 +185,7 @@ type lastWrite struct {
 }
 
 func (d *Disk) newInode(dir bool, mode fs.FileMode, at time.Time) *inode {
-	n := &inode{ino: len(d.inodes), dir: dir, mode: mode, mtime: at}
+	n := &inode{ino: len(d.inodes), dir: dir, mode: mode, mtime: at, durMtime: at}
 	if dir {
 		n.kids = map[string]*inode{}
 		n.durKids = map[string]*inode{}

@@ -74,7 +74,7 @@ func (d *Disk) exec(op diskOp) *inode {
 		j := d.meta(op.at)
 		dir.lastM, n.lastM = j+1, j+1
 		if d.pending {
-			dir.dpend = append(dir.dpend, pendEntry{name: base, n: n, j: j})
+			dir.dpend = append(dir.dpend, pendEntry{name: base, n: n, j: j, at: op.at})
 		}
 		return n
 	case opRemove:
@@ -84,7 +84,7 @@ func (d *Disk) exec(op diskOp) *inode {
 		j := d.meta(op.at)
 		dir.lastM = j + 1
 		if d.pending {
-			dir.dpend = append(dir.dpend, pendEntry{name: base, j: j})
+			dir.dpend = append(dir.dpend, pendEntry{name: base, j: j, at: op.at})
 		}
 	case opRename:
 		from, fbase, _ := d.parent(op.path)
@@ -103,10 +103,10 @@ func (d *Disk) exec(op diskOp) *inode {
 		switch {
 		case !d.pending:
 		case from == to:
-			to.dpend = append(to.dpend, pendEntry{name: tbase, from: fbase, n: n, rename: true, j: j})
+			to.dpend = append(to.dpend, pendEntry{name: tbase, from: fbase, n: n, rename: true, j: j, at: op.at})
 		default:
-			from.dpend = append(from.dpend, pendEntry{name: fbase, j: j})
-			to.dpend = append(to.dpend, pendEntry{name: tbase, n: n, j: j})
+			from.dpend = append(from.dpend, pendEntry{name: fbase, j: j, at: op.at})
+			to.dpend = append(to.dpend, pendEntry{name: tbase, n: n, j: j, at: op.at})
 		}
 	case opWrite:
 		d.writeAt(d.inodes[op.ino], op.off, op.data, op.at)
@@ -115,6 +115,7 @@ func (d *Disk) exec(op diskOp) *inode {
 	case opSync:
 		n := d.inodes[op.ino]
 		d.force(n.syncedTxn()) // the transaction of its last change, and all before it
+		n.durMtime = n.mtime
 		if n.dir {
 			n.durKids = maps.Clone(n.kids)
 			n.dirDrty = false
@@ -144,13 +145,13 @@ func (d *Disk) exec(op diskOp) *inode {
 		d.inodes[op.ino].mtime = op.at
 	case opPower:
 		if d.ext4() {
-			d.ext4Apply(int(op.off), nil)
+			d.ext4Apply(int(op.off), nil, op.at)
 		} else {
 			d.revert()
 		}
 	case opSubset:
 		if d.ext4() {
-			d.ext4Apply(int(op.off), op.data)
+			d.ext4Apply(int(op.off), op.data, op.at)
 		} else {
 			d.keepSubset(op.data)
 		}
@@ -227,7 +228,7 @@ func (d *Disk) writeAt(n *inode, off int64, p []byte, at time.Time) {
 		// in place; the rest is delayed (see FSModel). Under posix a write is kept or lost whole.
 		o, from, end := off, len(n.pbuf), off+int64(len(p))
 		n.pbuf = append(n.pbuf, p...)
-		w := pendData{j: d.jseq, seq: d.seq}
+		w := pendData{j: d.jseq, seq: d.seq, at: at}
 		if !d.ext4() {
 			w.off, w.from, w.to = o, from, from+len(p)
 			n.pend = append(n.pend, w)
@@ -263,7 +264,7 @@ func (d *Disk) resize(n *inode, size int64, at time.Time) {
 		n.daClose = true // ext4_truncate: replace-via-truncate
 	}
 	if d.pending {
-		n.pend = append(n.pend, pendData{off: size, trunc: true, j: j})
+		n.pend = append(n.pend, pendData{off: size, trunc: true, j: j, at: at})
 	}
 	if size < int64(len(n.data)) {
 		n.data = n.data[:size]

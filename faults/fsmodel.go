@@ -204,7 +204,7 @@ func (d *Disk) ext4Power(f Fault, rng *rand.Rand) string {
 		torn = d.ext4TornCandidate(cut)
 	}
 	msg := fmt.Sprintf("power lost (ext4-ordered): %s, %s", d.journalSays(cut), d.ext4Kept(cut, nil))
-	d.apply(diskOp{kind: opPower, off: int64(cut)})
+	d.apply(diskOp{kind: opPower, off: int64(cut), at: d.now()})
 	switch {
 	case torn != nil:
 		return msg + "; " + d.ext4Tear(torn, f.Mode, rng)
@@ -254,7 +254,7 @@ func (d *Disk) ext4Subset(rng *rand.Rand) string {
 		}
 	}
 	msg := fmt.Sprintf("power lost (ext4-ordered), keeping a state it allows: %s, %s", d.journalSays(cut), d.ext4Kept(cut, keep))
-	d.apply(diskOp{kind: opSubset, off: int64(cut), data: keep})
+	d.apply(diskOp{kind: opSubset, off: int64(cut), data: keep, at: d.now()})
 	return msg
 }
 
@@ -303,11 +303,18 @@ func (d *Disk) freeWrites(ws []ext4Write, cut int) []int {
 	return free
 }
 
-// ext4Apply makes the disk what a power loss keeping cut metadata operations and the writes keep
-// marks (keep nil: the forced ones only) leaves: every directory its entries after the kept
-// metadata operations, every file its durable bytes with the kept truncations and writes applied
-// in issue order; all of it durable, nothing pending.
-func (d *Disk) ext4Apply(cut int, keep []byte) {
+// ext4Apply makes the disk what a power loss at time at keeping cut metadata operations and the
+// writes keep marks (keep nil: the forced ones only) leaves: every directory its entries after
+// the kept metadata operations, every file its durable bytes with the kept truncations and writes
+// applied in issue order; all of it durable, nothing pending.
+//
+// Modification times are inode metadata, journaled: a directory's is that of its last entry
+// change kept; a file's that of its last truncation kept or write whose update of the inode was
+// committed: one issued before a kept metadata operation, or 5 seconds or more before the power
+// loss (the commit interval), or a delayed write whose data was kept (the size that exposes it
+// is in a later transaction). An overwrite in place that reached the disk did so by writeback,
+// which commits nothing. Else each has its time at its last fsync.
+func (d *Disk) ext4Apply(cut int, keep []byte, at time.Time) {
 	ws := d.ext4Writes()
 	if keep != nil && len(keep) != len(ws) {
 		panic(fmt.Sprintf("faults: an ext4-ordered power loss over %d pending writes replayed over %d", len(keep), len(ws)))
@@ -322,11 +329,21 @@ func (d *Disk) ext4Apply(cut int, keep []byte) {
 		if n.dir {
 			kids := d.kidsAt(n, cut)
 			n.kids, n.durKids, n.dirDrty = kids, maps.Clone(kids), false
+			for _, e := range n.dpend {
+				if e.j < cut {
+					n.durMtime = e.at
+				}
+			}
+			n.mtime = n.durMtime
 			continue
 		}
-		n.settle(func(i int) bool {
+		keeps := func(i int) bool {
 			p := n.pend[i] // a truncation is kept with the metadata before the cut
 			return p.trunc && p.j < cut || !p.trunc && kept[ext4Write{n, i}]
+		}
+		n.settle(keeps, func(i int) bool {
+			p := n.pend[i]
+			return p.j < cut || !p.trunc && (p.delayed && kept[ext4Write{n, i}] || !p.at.After(at.Add(-ext4Commit)))
 		})
 		n.alloc, n.daClose = int64(len(n.data)), false
 	}
