@@ -393,7 +393,7 @@ func (rn *Runner) runCaseMode(s, like faults.Schedule, keep bool, mode shareMode
 		// A deploy runs the next version: its recovery is not the old version's to share.
 		if !stop && mode != shareNone && !upgrades(s) && rn.shareable(s, o.Workers, g) && r.fired[0] >= 0 {
 			k := s[0].Beat
-			key = r.shareKey(gold.r.rec.cursors[k])
+			key = r.shareKey()
 			for claimed == nil {
 				sh, mine := rn.claim(key)
 				if mine {

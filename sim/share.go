@@ -4,29 +4,40 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
 )
 
-// Cases whose crash state is the same share one recovery run: a power cut at a beat that only
-// reads leaves the disk, the world and the clock that a power cut at the beat before leaves, and
-// what the restarted process does from there is the same, because the target is deterministic.
-// So the first such case runs its recovery, and every other takes that run's beats, effects and
-// outcome, renumbered from its own crash beat, and is judged on its own: its own schedule, prefix,
-// first process (its marks and work lost are counted from its own crash beat) and verdict, the
-// same to the byte as if it had run alone.
+// Cases whose crash state is the same share one recovery run: a power cut at a beat that wrote
+// only what the cut loses leaves the disk, the world and the clock that a power cut at the beat
+// before leaves, and what the restarted process does from there is the same, because the target
+// is deterministic. So the first such case runs its recovery, and every other takes that run's
+// beats, effects and outcome, renumbered from its own crash beat, and is judged on its own: its
+// own schedule, prefix, first process (its marks and work lost are counted from its own crash
+// beat) and verdict, the same to the byte as if it had run alone.
 //
-// The crash state is compared whole, by a digest of what the recovery can observe
-// (run.shareKey): the disk after the crash (faults.Disk.Digest: names, bytes, what is durable,
-// what is pending), the world's position in the golden run's log (its effects, keys, leases,
-// messages, pending replies and model calls: one position, one world), the virtual clock, the
-// scheduler's random source, the marks made before the crash (the supervisor looks at their
-// labels), the restarts due and when, when the fault's effect is over, and the disk's options.
-// Only the first fault of a one-fault schedule whose kind leaves nothing behind but the disk is
-// shared (shareable); anything else runs alone. A shared recovery that did not end cleanly (it
-// hung, spun, ran out of beats, was interrupted) is not handed on either: each case runs alone.
+// The crash state is compared by a digest of what the recovery can observe (run.shareKey): the
+// disk after the crash as a process sees it (faults.Disk.Digest: names, kinds, modes, times and
+// bytes, flipped bits, a full disk), the world's contents (world.World.Digest: effects, keys,
+// leases, messages, changes still due, the model's purposes asked) and the number of model calls
+// answered, the virtual clock, the scheduler's random source, the labels of the marks made by
+// the crash (the supervisor looks for others), the restarts due and when, and when the fault's
+// effect is over. How many marks were made is each case's own (the first process's, the
+// prefix's), as is where: the oracle measures work lost from them and the recovery's marks.
+//
+// Left out is what shows only through a later crash: what is durable and what is pending on the
+// disk (and whether the disk keeps its pending operations at all, for power@K:subset). A shared
+// recovery has no later crash: only the first fault of a one-fault schedule whose kind leaves
+// nothing behind but the disk is shared (shareable), and anything else runs alone. Left out too
+// is how the world got to its contents: a step of the clock at which nothing fell due adds to the
+// world's log and changes nothing a process can see; the model calls enter by their number, for
+// the worlds of two crashes of one golden run with as many hold the same ones.
+//
+// A shared recovery that did not end cleanly (it hung, spun, ran out of beats, was interrupted)
+// is not handed on: each case runs alone.
 
 // shareable reports whether a case of schedule s may share its recovery with another's: one
 // fault, a kill, a power cut or a torn write, whose crash state is derived. A corrupt fault is
@@ -46,9 +57,9 @@ func (rn *Runner) shareable(s faults.Schedule, workers, goldenBeats int) bool {
 // shareKey is the digest of a derived run's crash state: see the comment at the top of the file.
 type shareKey [32]byte
 
-// shareKey returns the digest of the crash state of run r, derived from the golden run's
-// cursor at: what its recovery can observe.
-func (r *run) shareKey(at cursor) shareKey {
+// shareKey returns the digest of the crash state of run r, derived from the golden run and
+// crashed: what its recovery can observe.
+func (r *run) shareKey() shareKey {
 	h := sha256.New()
 	disk := r.disk.Digest()
 	h.Write(disk[:])
@@ -57,8 +68,24 @@ func (r *run) shareKey(at cursor) shareKey {
 		panic(err) // a PCG always marshals
 	}
 	h.Write(sched)
-	fmt.Fprintf(h, "|%d %d %d %d %d %d %t %t|%d %d %d|", at.world, at.marks, r.prefixMarks, len(r.procs), r.counted, r.failedProcs,
-		r.diverging, keepsSubset(r.sched), r.clock.Now().UnixNano(), r.quietAt.UnixNano(), r.rateLimited.UnixNano())
+	world := r.world.Digest()
+	h.Write(world[:])
+	fmt.Fprintf(h, "|%d %d %d %d %t|%d %d %d|", len(r.world.Models()), len(r.procs), r.counted, r.failedProcs,
+		r.diverging, r.clock.Now().UnixNano(), r.quietAt.UnixNano(), r.rateLimited.UnixNano())
+	// The labels of the marks made so far, the crash beat's included: a restarted process that
+	// fails on its own has progressed if it makes a mark of another label (run.progressed).
+	labels := map[string]bool{}
+	for _, beats := range [][]Beat{r.prefix, r.beats} {
+		for _, b := range beats {
+			if b.Kind == BeatMark {
+				labels[b.Name] = true
+			}
+		}
+	}
+	for _, l := range slices.Sorted(maps.Keys(labels)) {
+		fmt.Fprintf(h, "%q ", l)
+	}
+	fmt.Fprint(h, "|")
 	for _, rs := range r.restarts {
 		fmt.Fprintf(h, "%d %d|", rs.worker.id, rs.at.UnixNano())
 	}

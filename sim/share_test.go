@@ -1,0 +1,110 @@
+package sim_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chaoskit/chaoskit/faults"
+	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/sim"
+	"github.com/spf13/afero"
+)
+
+// lostAppends creates a log durably, waits a second, appends three records to it without an
+// fsync, fsyncs it and looks its order up with a read-only tool; restarted, it is done once the
+// log holds the three.
+type lostAppends struct{}
+
+func (lostAppends) Tools() []harness.Tool {
+	return []harness.Tool{{Name: "status", Contract: harness.ReadOnly}}
+}
+
+func (lostAppends) Run(ctx context.Context, env *harness.Env) (any, error) {
+	fsys := env.FS()
+	if b, _ := afero.ReadFile(fsys, "log"); len(b) == 3 {
+		return "done", nil
+	}
+	f, err := fsys.OpenFile("log", os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := syncDir(fsys); err != nil {
+		return nil, err
+	}
+	if err := env.Sleep(ctx, time.Second); err != nil {
+		return nil, err
+	}
+	for _, rec := range "abc" {
+		if _, err := f.Write([]byte{byte(rec)}); err != nil {
+			return nil, err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	if _, err := env.Call(ctx, harness.Call{Tool: "status", Args: "log"}); err != nil {
+		return nil, err
+	}
+	return "done", nil
+}
+
+func (lostAppends) State(fsys afero.Fs) (any, error) {
+	b, err := afero.ReadFile(fsys, "log")
+	return string(b), err
+}
+
+// Crashes that leave what a process can see the same share one recovery: power cuts at each of
+// the appends and at the fsync (each lost what was appended, bytes and modification time alike),
+// and kills at the fsync and at either beat of the look-up (the page cache is the same; what is
+// durable differs, and the look-up is in the world's log but changes nothing in it). Each case
+// comes out as it does alone.
+func TestCrashesOfOneVisibleStateShareARecovery(t *testing.T) {
+	probe := newRunner(t, lostAppends{}, sim.Options{})
+	g, err := probe.Golden(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(prefix string) []int {
+		var beats []int
+		for i, l := range g.Trace() {
+			if strings.HasPrefix(l, prefix) {
+				beats = append(beats, i)
+			}
+		}
+		return beats
+	}
+	writes, syncs, status := at("fs.write log"), at("fs.sync log"), at("tool status")
+	if len(writes) != 3 || len(syncs) != 1 || len(status) != 2 {
+		t.Fatalf("golden run %q: want three writes of the log, its fsync and two beats of the look-up", g.Trace())
+	}
+	for _, group := range []faults.Schedule{
+		schedules(faults.Power, append(writes, syncs...)),
+		schedules(faults.Kill, append(syncs, status...)),
+	} {
+		shared, alone := newRunner(t, lostAppends{}, sim.Options{}), newRunner(t, lostAppends{}, sim.Options{NoShare: true})
+		for _, f := range group {
+			s, o := shared.Run(faults.Schedule{f}), alone.Run(faults.Schedule{f})
+			got, want := fmt.Sprintf("%s %+v %v", s.Verdict.Outcome, s.Verdict.Metrics, s.State), fmt.Sprintf("%s %+v %v", o.Verdict.Outcome, o.Verdict.Metrics, o.State)
+			if got != want {
+				t.Errorf("%s: shared %s, alone %s", f, got, want)
+			}
+		}
+		if tl := shared.Tally(); tl.Runs != 1 || tl.Shared != len(group)-1 {
+			t.Errorf("%v: %+v; want one run, every other case deciding from it", group, tl)
+		}
+	}
+}
+
+// schedules returns a fault of kind at each of the beats.
+func schedules(kind faults.Kind, beats []int) faults.Schedule {
+	var s faults.Schedule
+	for _, b := range beats {
+		s = append(s, faults.Fault{Kind: kind, Beat: b})
+	}
+	return s
+}
