@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -47,18 +46,6 @@ type benchReport struct {
 	Took         time.Duration  `json:"-"`
 }
 
-// benchPoint measures the synthetic agent of one length.
-type benchPoint struct {
-	Beats       int     `json:"beats"`         // the golden run's beats
-	Cases       int     `json:"cases"`         // an exhaustive kill campaign's cases: one per beat
-	BareNs      int64   `json:"bare_ns"`       // one bare run
-	CaseNs      int64   `json:"case_ns"`       // one case of the campaign, on average
-	LateCaseNs  int64   `json:"late_case_ns"`  // a kill two beats before the end: a short recovery
-	EarlyCaseNs int64   `json:"early_case_ns"` // a kill at beat 2: recovery does nearly everything
-	Ratio       float64 `json:"case_vs_bare_ratio"`
-	LateRatio   float64 `json:"late_case_vs_bare_ratio"`
-}
-
 // benchRandom measures a random campaign's memory.
 type benchRandom struct {
 	Cases     int     `json:"cases"`
@@ -78,6 +65,7 @@ func runBench(c *cli, args []string) error {
 	execOnly := fs.Bool("exec-only", false, "with --exec, measure only the command")
 	execCases := fs.Int("exec-cases", 12, "with --exec, the crash cases of each fault kind measured, spread evenly over the golden run")
 	execRounds := fs.Int("exec-rounds", 3, "with --exec, how many times every case is measured beside a bare run")
+	syntheticRounds := fs.Int("synthetic-rounds", 3, "how many times every case of a synthetic agent is measured beside a bare run")
 	shareRounds := fs.Int("share-rounds", 0, "also run the demo's campaign of single faults and, with --exec, the command's exhaustive campaign under kill, power and torn, with recoveries shared and without (--no-share), this many times each, interleaved")
 	pos, err := c.parse(fs, args)
 	if err != nil {
@@ -117,6 +105,9 @@ func runBench(c *cli, args []string) error {
 	if *execCases < 1 || *execRounds < 1 {
 		return usagef("--exec-cases %d --exec-rounds %d: want 1 or more of each", *execCases, *execRounds)
 	}
+	if *syntheticRounds < 1 {
+		return usagef("--synthetic-rounds %d: want 1 or more", *syntheticRounds)
+	}
 	start := time.Now()
 	r := &benchReport{Machine: fmt.Sprintf("%s/%s, %d CPUs, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()), Parallel: *parallel}
 	if *random > 0 { // first, so that its peak memory is its own
@@ -151,7 +142,7 @@ func runBench(c *cli, args []string) error {
 		return err
 	}
 	for _, n := range lengths {
-		p, err := benchSynthetic(c.ctx, n)
+		p, err := benchSynthetic(c.ctx, n, *syntheticRounds)
 		if err != nil {
 			return err
 		}
@@ -232,46 +223,6 @@ func (r *benchReport) reference(c *cli) error {
 	return nil
 }
 
-// benchSynthetic measures the synthetic agent of n beats: bare runs, an exhaustive kill
-// campaign's cases, a late and an early crash, side by side.
-func benchSynthetic(ctx context.Context, n int) (benchPoint, error) {
-	newAgent := reference.Synthetic(n)
-	alone := campaign.Options{}
-	alone.NoShare = true // a case's own cost, not a share of another's recovery
-	rn, err := campaign.NewRunner(ctx, campaign.Target{Name: "synthetic", New: newAgent}, alone)
-	if err != nil {
-		return benchPoint{}, err
-	}
-	g, _ := rn.Golden(nil)
-	p := benchPoint{Beats: g.Len(), Cases: g.Len()}
-	rounds := max(1, 20_000/g.Len()) // enough for a few hundred milliseconds at any length
-	var bare, late, early, all time.Duration
-	kill := func(b int) faults.Schedule { return faults.Schedule{{Kind: faults.Kill, Beat: b}} }
-	for range rounds {
-		t0 := time.Now()
-		if _, err := sim.RunBare(newAgent, afero.NewMemMapFs(), sim.Options{}); err != nil {
-			return p, err
-		}
-		t1 := time.Now()
-		rn.Run(kill(g.Len() - 2))
-		t2 := time.Now()
-		rn.Run(kill(2))
-		bare, late, early = bare+t1.Sub(t0), late+t2.Sub(t1), early+time.Since(t2)
-	}
-	t0 := time.Now()
-	for b := range g.Len() {
-		rn.Run(kill(b))
-	}
-	all = time.Since(t0)
-	if err := rn.Err(); err != nil {
-		return p, err
-	}
-	p.BareNs, p.LateCaseNs, p.EarlyCaseNs = int64(bare)/int64(rounds), int64(late)/int64(rounds), int64(early)/int64(rounds)
-	p.CaseNs = int64(all) / int64(g.Len())
-	p.Ratio, p.LateRatio = round3(float64(p.CaseNs)/float64(p.BareNs)), round3(float64(p.LateCaseNs)/float64(p.BareNs))
-	return p, nil
-}
-
 // benchRandomCampaign runs a random campaign of n cases over the synthetic agent of 100 beats
 // with parallel cases at once, its journal and report (JSON, HTML) in a temporary directory, and
 // measures its peak memory.
@@ -328,12 +279,7 @@ func (r *benchReport) printCosts(w io.Writer) {
 	fmt.Fprintf(w, "\nreference agent, %d crash cases (kill, power, torn at every beat):\n", r.Cases)
 	fmt.Fprintf(w, "  bare run %s, case %s: a case costs %.3f bare runs (measured side by side)\n", time.Duration(r.BareRunNs), time.Duration(r.CaseNs), r.CaseVsBare)
 	fmt.Fprintf(w, "  exhaustive campaign: %.0f cases/s with %d at once, %.0f one at a time: a speed-up of %.2f\n\n", r.CasesPerSec, r.Parallel, r.CasesPerSec1, r.Speedup)
-	fmt.Fprintf(w, "synthetic agent, an exhaustive kill campaign (a case per beat):\n")
-	fmt.Fprintf(w, "  %8s %12s %12s %8s %14s %8s %14s\n", "beats", "bare run", "case", "ratio", "late crash", "ratio", "early crash")
-	for _, p := range r.Scaling {
-		fmt.Fprintf(w, "  %8d %12s %12s %8.3f %14s %8.3f %14s\n", p.Beats, time.Duration(p.BareNs), time.Duration(p.CaseNs), p.Ratio,
-			time.Duration(p.LateCaseNs), p.LateRatio, time.Duration(p.EarlyCaseNs))
-	}
+	printScaling(w, r.Scaling)
 }
 
 // benchCommand measures a command as a target, on one disk: what a crash case of each fault kind
