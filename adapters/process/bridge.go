@@ -27,6 +27,7 @@ type bridge struct {
 	fsys  afero.Fs // what the mount serves: the disk through the fault layer, or (calls) the disk
 	srv   *fusefs.Server
 	fsops chan fsop     // the mount's operations, for the serve loop to run
+	fuse  fuseHeld      // those the command's threads made, held until quiescence
 	dead  chan struct{} // closed once the process is stopping: the mount runs nothing more
 	ops   int           // the mount's operations run
 	held  tree          // on a plain disk, what the disk holds: the tree last copied in or out
@@ -61,7 +62,7 @@ func bridgeTo(t *Target, env *harness.Env, state string) (*bridge, error) {
 	// serve loop: if chaoskit dies, the helper's connection ends and it fails what is left, so
 	// that nothing ever waits on a dead process.
 	var err error
-	if b.srv, err = mountFUSE(state, b.fsys, fusefs.Options{Do: b.onLoop, Now: env.Now}); err != nil {
+	if b.srv, err = mountFUSE(state, b.fsys, fusefs.Options{DoRequest: b.onLoop, Now: env.Now}); err != nil {
 		return nil, fmt.Errorf("process: mounting the disk on %s: %w", state, err)
 	}
 	return b, nil
@@ -112,16 +113,17 @@ func (b *bridge) close() error {
 
 // fsop is one filesystem operation of the mount, for the serve loop to run.
 type fsop struct {
+	req  fusefs.Request
 	op   func()
 	done chan struct{}
 }
 
-// onLoop runs op, a filesystem operation of the mount, on the goroutine that runs the process
+// onLoop runs op, a filesystem operation of the mount (the request r), on the goroutine that runs the process
 // (the serve loop), where every Env call is made, and returns when it has run. If the process
 // is stopping, or op crashed it (ending the serve loop's goroutine), onLoop returns without
 // waiting: the mount answers EIO.
-func (b *bridge) onLoop(op func()) {
-	o := fsop{op: op, done: make(chan struct{})}
+func (b *bridge) onLoop(r fusefs.Request, op func()) {
+	o := fsop{req: r, op: op, done: make(chan struct{})}
 	select {
 	case b.fsops <- o:
 	case <-b.dead:
@@ -143,7 +145,7 @@ func (b *bridge) onSync(nr int, path string) syscall.Errno {
 		return 0
 	}
 	var err error
-	b.onLoop(func() { err = b.syncAll() })
+	b.onLoop(fusefs.Request{}, func() { err = b.syncAll() })
 	if err != nil && nr == unix.SYS_SYNCFS {
 		return syscall.EIO
 	}

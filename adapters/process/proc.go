@@ -87,6 +87,9 @@ func start(t *Target, env *harness.Env) (*proc, error) {
 		return nil, err
 	}
 	sc := scanner{cgroup: p.child.all.cgroup, root: p.child.cmd.Process.Pid}
+	if t.Disk == FUSE {
+		sc.fuse = &p.disk.fuse
+	}
 	var shared sharedState
 	helper := 0
 	if tr := p.child.tr; tr != nil {
@@ -149,7 +152,12 @@ func (p *proc) serve(ctx context.Context) (any, error) {
 		case <-w.activity:
 			event()
 		case o := <-p.disk.fsops:
-			p.disk.run(o)
+			if o.req.Pid == 0 || !o.req.Changes { // see fuseheld.go
+				p.disk.run(o)
+			} else { // a change a thread made: held until quiescence
+				p.disk.fuse.hold(o)
+				p.owed.gen.Add(1)
+			}
 			event()
 		case err := <-s.helloErr:
 			p.stop()
@@ -172,6 +180,12 @@ func (p *proc) serve(ctx context.Context) (any, error) {
 				if err := ext.Hold(ctx, v); err != nil {
 					return nil, err
 				}
+				w.order(cmdWant)
+				continue
+			}
+			if o, ok := p.disk.fuse.next(); ok {
+				p.owed.gen.Add(1)
+				p.disk.run(o)
 				w.order(cmdWant)
 				continue
 			}

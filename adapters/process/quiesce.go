@@ -39,6 +39,7 @@ type scanner struct {
 	root   int    // without a cgroup: the pid the command's processes descend from
 	list   *os.File
 	tasks  map[int]*taskFiles
+	fuse   *fuseHeld // on a FUSE disk: the requests chaoskit holds (fuseheld.go)
 	buf    []byte
 }
 
@@ -147,6 +148,19 @@ func (s *scanner) scan() (m map[int]threadState, blocked, running bool) {
 		st, ok := s.read(tid)
 		if !ok {
 			continue
+		}
+		if s.fuse != nil && (st.state == 'S' || st.state == 'D') {
+			switch {
+			case fuseWait(st.wchan):
+				if !s.fuse.holds(tid) {
+					return m, false, false // its request is owed: in the kernel's queue or the helper
+				}
+				m[tid] = st
+				continue
+			case st.state == 'D' && s.fuse.any() && !ioWait(st.wchan):
+				m[tid] = st // waits for a lock that a thread whose request is held has
+				continue
+			}
 		}
 		switch st.state {
 		case 'S':

@@ -51,6 +51,7 @@ func (o opcode) String() string {
 // request is one request of the kernel's side, with what it names: a path relative to fsys's
 // root ("." for the root), or an open file's handle.
 type request struct {
+	Pid    uint32 // the thread that made it; 0 for the kernel's own
 	Op     opcode
 	Path   string
 	To     string // rename: the new path
@@ -64,6 +65,47 @@ type request struct {
 	Sync   bool   // write: followed by an fsync (O_SYNC, O_DSYNC)
 	Dir    bool   // remove: the entry must be a directory (rmdir), else must not be
 	Attr   attrChange
+}
+
+// Request is what Options.DoRequest is told of a request: who made it and what it asks.
+type Request struct {
+	// Pid is the thread that made the request (its thread id, in the pid namespace of the
+	// process that mounted), or 0 for a request the kernel makes on its own, which no thread
+	// waits for: the release of a closed file, the writeback of a shared map's pages.
+	Pid uint32
+	// Op names the request: "stat", "open", "create", "read", "write", "fsync", "rename", ...
+	Op string
+	// Changes says whether the request changes the disk or what of it is durable: create,
+	// mkdir, remove, rename, write, setattr, fsync, and an open that truncates.
+	Changes bool
+	// Path is the file or directory it acts on, relative to the mount (for a request on an open
+	// file or directory, the path it was opened by); To is a rename's new path.
+	Path, To string
+	// Off and Len are a read's or write's offset and length.
+	Off int64
+	Len int
+	// Data is a write's bytes: Do must neither keep nor change them.
+	Data []byte
+}
+
+// public returns what DoRequest is told of r.
+func (r *request) public(b *backend) Request {
+	q := Request{Pid: r.Pid, Op: r.Op.String(), Path: r.Path, To: r.To, Off: r.Off, Len: r.Len, Data: r.Data}
+	switch r.Op {
+	case opCreate, opMkdir, opRemove, opRename, opWrite, opSetattr, opFsync:
+		q.Changes = true
+	case opOpen:
+		q.Changes = r.Flags&os.O_TRUNC != 0
+	}
+	if r.Op == opWrite {
+		q.Len = len(r.Data)
+	}
+	if q.Path == "" && r.Handle != 0 {
+		if f := b.file(r.Handle); f != nil {
+			q.Path = f.Name()
+		}
+	}
+	return q
 }
 
 // attrChange is what a setattr changes, through the open Handle if it is not 0. Each value

@@ -44,7 +44,7 @@ func (h *fileHandle) handle() uint64 { return h.h }
 // Read reads at off, into a buffer of the backend's own, so that a read fsys finishes after the
 // request was abandoned (see Options.Do) cannot touch memory go-fuse has reused.
 func (h *fileHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	r := h.srv.run(&request{Op: opRead, Handle: h.h, Off: off, Len: len(dest)})
+	r := h.srv.ask(ctx, &request{Op: opRead, Handle: h.h, Off: off, Len: len(dest)})
 	if r.Errno != 0 {
 		return nil, r.Errno
 	}
@@ -56,7 +56,7 @@ func (h *fileHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Rea
 // write gets the error. With O_SYNC or O_DSYNC the write is followed by an fsync.
 func (h *fileHandle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
 	buf := append([]byte(nil), data...) // go-fuse reuses data once the request is answered
-	r := h.srv.run(&request{Op: opWrite, Handle: h.h, Off: off, Data: buf, Append: h.appends, Sync: h.syncs})
+	r := h.srv.ask(ctx, &request{Op: opWrite, Handle: h.h, Off: off, Data: buf, Append: h.appends, Sync: h.syncs})
 	if r.Errno != 0 {
 		return 0, r.Errno
 	}
@@ -65,7 +65,7 @@ func (h *fileHandle) Write(ctx context.Context, data []byte, off int64) (uint32,
 
 // Fsync makes the file durable: fsync(2) and fdatasync(2) both call Sync.
 func (h *fileHandle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
-	return h.srv.run(&request{Op: opFsync, Handle: h.h}).Errno
+	return h.srv.ask(ctx, &request{Op: opFsync, Handle: h.h}).Errno
 }
 
 // Flush is close(2) of one descriptor of the file. Nothing is buffered, so there is nothing to
@@ -74,17 +74,17 @@ func (h *fileHandle) Flush(ctx context.Context) syscall.Errno { return 0 }
 
 // Release closes the afero file.
 func (h *fileHandle) Release(ctx context.Context) syscall.Errno {
-	return h.srv.run(&request{Op: opRelease, Handle: h.h}).Errno
+	return h.srv.ask(ctx, &request{Op: opRelease, Handle: h.h}).Errno
 }
 
 // Getattr describes the open file.
 func (h *fileHandle) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
-	return h.srv.fstat(h.h, out)
+	return h.srv.fstat(ctx, h.h, out)
 }
 
 // fstat describes the open file or directory of handle h.
-func (s *Server) fstat(h uint64, out *fuse.AttrOut) syscall.Errno {
-	r := s.run(&request{Op: opFstat, Handle: h})
+func (s *Server) fstat(ctx context.Context, h uint64, out *fuse.AttrOut) syscall.Errno {
+	r := s.ask(ctx, &request{Op: opFstat, Handle: h})
 	if r.Errno != 0 {
 		return r.Errno
 	}
@@ -114,12 +114,12 @@ var (
 	_ fs.FileGetattrer    = (*dirHandle)(nil)
 )
 
-func (d *dirHandle) load() syscall.Errno {
+func (d *dirHandle) load(ctx context.Context) syscall.Errno {
 	p, ok := d.node.rel()
 	if !ok {
 		return syscall.ENOENT
 	}
-	r := d.srv.run(&request{Op: opReaddir, Path: p})
+	r := d.srv.ask(ctx, &request{Op: opReaddir, Path: p})
 	if r.Errno != 0 {
 		return r.Errno
 	}
@@ -140,7 +140,7 @@ func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.loaded {
-		if errno := d.load(); errno != 0 {
+		if errno := d.load(ctx); errno != 0 {
 			return nil, errno
 		}
 	}
@@ -162,7 +162,7 @@ func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 		return 0
 	}
 	if !d.loaded {
-		if errno := d.load(); errno != 0 {
+		if errno := d.load(ctx); errno != 0 {
 			return errno
 		}
 	}
@@ -177,15 +177,15 @@ func (d *dirHandle) handle() uint64 { return d.h }
 
 // Fsyncdir makes the directory's entries durable: Sync on its afero file.
 func (d *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
-	return d.srv.run(&request{Op: opFsync, Handle: d.h}).Errno
+	return d.srv.ask(ctx, &request{Op: opFsync, Handle: d.h}).Errno
 }
 
 // Releasedir closes the afero file.
 func (d *dirHandle) Releasedir(ctx context.Context, releaseFlags uint32) {
-	d.srv.run(&request{Op: opRelease, Handle: d.h})
+	d.srv.ask(ctx, &request{Op: opRelease, Handle: d.h})
 }
 
 // Getattr describes the open directory.
 func (d *dirHandle) Getattr(ctx context.Context, out *fuse.AttrOut) syscall.Errno {
-	return d.srv.fstat(d.h, out)
+	return d.srv.fstat(ctx, d.h, out)
 }

@@ -286,7 +286,8 @@ func (h *Helper) Mount(dir string, fsys afero.Fs, opts Options) (*Server, error)
 	}
 	w := newWire(conn)
 	s := newServer(abs, opts)
-	x := &export{w: w, dir: abs, b: newBackend(traced(fsys, opts.Trace), opts.Now), do: doer(opts.Do), srv: s,
+	b := newBackend(traced(fsys, opts.Trace), opts.Now)
+	x := &export{w: w, dir: abs, b: b, do: doer(opts, b), concurrent: opts.DoRequest != nil, srv: s,
 		mounted: make(chan string, 1), unmounted: make(chan string, 1), shared: make(chan bool, 1), gone: make(chan struct{})}
 	s.exp = x
 	spec := &mountSpec{Dir: abs, Debug: opts.Debug}
@@ -328,8 +329,11 @@ type export struct {
 	w   *wire
 	dir string
 	b   *backend
-	do  func(op func())
+	do  func(r *request, op func())
 	srv *Server
+	// concurrent: each request runs as it arrives (DoRequest orders them), not after the one
+	// before it has been answered
+	concurrent bool
 
 	mounted, unmounted chan string // the helper's answers: "" or an error
 	shared             chan bool
@@ -349,6 +353,8 @@ func (x *export) serve() {
 			return
 		}
 		switch {
+		case f.Req != nil && x.concurrent:
+			go x.answer(f.ID, f.Req)
 		case f.Req != nil:
 			x.answer(f.ID, f.Req)
 		case f.Ctl == ctlMounted:
@@ -364,7 +370,7 @@ func (x *export) serve() {
 
 func (x *export) answer(id uint64, r *request) {
 	var rep reply
-	errno := runOp(r.Op.String(), x.do, x.srv.closing, x.srv.recordPanic, func() syscall.Errno {
+	errno := runOp(r, x.do, x.srv.closing, x.srv.recordPanic, func() syscall.Errno {
 		rep = x.b.do(r)
 		return rep.Errno
 	})

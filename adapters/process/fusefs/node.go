@@ -125,7 +125,7 @@ func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*fs
 	if !ok {
 		return nil, syscall.ENOENT
 	}
-	r := n.srv.run(&request{Op: opStat, Path: p})
+	r := n.srv.ask(ctx, &request{Op: opStat, Path: p})
 	if r.Errno != 0 {
 		return nil, r.Errno
 	}
@@ -147,7 +147,7 @@ func (n *node) Getattr(ctx context.Context, f fs.FileHandle, out *fuse.AttrOut) 
 	} else {
 		return syscall.ENOENT
 	}
-	r := n.srv.run(req)
+	r := n.srv.ask(ctx, req)
 	if r.Errno != 0 {
 		return r.Errno
 	}
@@ -198,7 +198,7 @@ func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn,
 			a.SetMtime, a.Mtime = true, time.Unix(int64(in.Mtime), int64(in.Mtimensec))
 		}
 	}
-	r := n.srv.run(req)
+	r := n.srv.ask(ctx, req)
 	if r.Errno != 0 {
 		return r.Errno
 	}
@@ -220,7 +220,7 @@ func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, s
 	if !ok {
 		return nil, 0, syscall.ENOENT
 	}
-	r := n.srv.run(&request{Op: opOpen, Path: p, Flags: openFlags(flags)})
+	r := n.srv.ask(ctx, &request{Op: opOpen, Path: p, Flags: openFlags(flags)})
 	if r.Errno != 0 {
 		return nil, 0, r.Errno
 	}
@@ -235,7 +235,7 @@ func (n *node) Create(ctx context.Context, name string, flags uint32, mode uint3
 		return nil, nil, 0, syscall.ENOENT
 	}
 	oflags := openFlags(flags) | os.O_CREATE
-	r := n.srv.run(&request{Op: opCreate, Path: p, Flags: oflags, Mode: mode})
+	r := n.srv.ask(ctx, &request{Op: opCreate, Path: p, Flags: oflags, Mode: mode})
 	if r.Errno != 0 {
 		return nil, nil, 0, r.Errno
 	}
@@ -250,7 +250,7 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 	if !ok {
 		return nil, syscall.ENOENT
 	}
-	r := n.srv.run(&request{Op: opMkdir, Path: p, Mode: mode})
+	r := n.srv.ask(ctx, &request{Op: opMkdir, Path: p, Mode: mode})
 	if r.Errno != 0 {
 		return nil, r.Errno
 	}
@@ -259,22 +259,22 @@ func (n *node) Mkdir(ctx context.Context, name string, mode uint32, out *fuse.En
 }
 
 // remove removes the entry name of n, which must be a directory (rmdir) or must not (unlink).
-func (n *node) remove(name string, dir bool) syscall.Errno {
+func (n *node) remove(ctx context.Context, name string, dir bool) syscall.Errno {
 	p, ok := n.child(name)
 	if !ok {
 		return syscall.ENOENT
 	}
-	return n.srv.run(&request{Op: opRemove, Path: p, Dir: dir}).Errno
+	return n.srv.ask(ctx, &request{Op: opRemove, Path: p, Dir: dir}).Errno
 }
 
 // Unlink removes the file name from n.
 func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
-	return n.remove(name, false)
+	return n.remove(ctx, name, false)
 }
 
 // Rmdir removes the empty directory name from n.
 func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
-	return n.remove(name, true)
+	return n.remove(ctx, name, true)
 }
 
 // The renameat2 flags.
@@ -299,7 +299,7 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if !ok1 || !ok2 {
 		return syscall.ENOENT
 	}
-	return n.srv.run(&request{Op: opRename, Path: from, To: to, Flags: int(flags)}).Errno
+	return n.srv.ask(ctx, &request{Op: opRename, Path: from, To: to, Flags: int(flags)}).Errno
 }
 
 // Link fails with EPERM: fsys (a faults.Disk) has no hard links, and EPERM is what link(2)
@@ -331,7 +331,7 @@ func (n *node) OpendirHandle(ctx context.Context, flags uint32) (fs.FileHandle, 
 	if !ok {
 		return nil, 0, syscall.ENOENT
 	}
-	r := n.srv.run(&request{Op: opOpendir, Path: p})
+	r := n.srv.ask(ctx, &request{Op: opOpendir, Path: p})
 	if r.Errno != 0 {
 		return nil, 0, r.Errno
 	}

@@ -1,6 +1,7 @@
 package fusefs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -37,6 +38,12 @@ type Options struct {
 	//
 	// The default runs op at once, on a goroutine of the server's.
 	Do func(op func())
+
+	// DoRequest, if set, is Do told which request op is for: who made it and what it asks, so
+	// that it can hold requests made at once and run them in an order of its choosing. It
+	// replaces Do, with Do's rules. A helper's mount (Helper.Mount) then runs each request as it
+	// arrives, without waiting for the ones before it.
+	DoRequest func(r Request, op func())
 
 	// Trace, if set, is told of every call the server makes on fsys, in the order of the
 	// calls, on the goroutine that made it (inside Do), after the call returned.
@@ -87,6 +94,14 @@ type Server struct {
 	panicErr error // the first panic fsys raised, reported by Unmount
 }
 
+// ask runs r for the caller of ctx, the kernel's request context, which says who made it.
+func (s *Server) ask(ctx context.Context, r *request) reply {
+	if c, ok := fuse.FromContext(ctx); ok {
+		r.Pid = c.Pid
+	}
+	return s.run(r)
+}
+
 // Mount serves fsys at dir, an existing empty directory, until Unmount. Every request of the
 // kernel runs its calls on fsys through opts.Do.
 //
@@ -104,10 +119,11 @@ func Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := newServer(abs, opts)
-	b, do := newBackend(traced(fsys, opts.Trace), opts.Now), doer(opts.Do)
+	b := newBackend(traced(fsys, opts.Trace), opts.Now)
+	do := doer(opts, b)
 	s.run = func(r *request) reply {
 		var rep reply
-		errno := runOp(r.Op.String(), do, s.closing, s.recordPanic, func() syscall.Errno {
+		errno := runOp(r, do, s.closing, s.recordPanic, func() syscall.Errno {
 			rep = b.do(r)
 			return rep.Errno
 		})
@@ -162,12 +178,15 @@ func traced(fsys afero.Fs, trace func(Call)) afero.Fs {
 	return &tracedFs{base: fsys, trace: trace}
 }
 
-// doer returns do, or for nil a Do that runs op at once.
-func doer(do func(op func())) func(op func()) {
-	if do == nil {
-		return func(op func()) { op() }
+// doer returns the Do of opts: DoRequest, Do, or for neither one that runs op at once.
+func doer(opts Options, b *backend) func(r *request, op func()) {
+	switch {
+	case opts.DoRequest != nil:
+		return func(r *request, op func()) { opts.DoRequest(r.public(b), op) }
+	case opts.Do != nil:
+		return func(_ *request, op func()) { opts.Do(op) }
 	}
-	return do
+	return func(_ *request, op func()) { op() }
 }
 
 // serve mounts dir and serves the kernel's requests with s.run until Unmount.
@@ -394,7 +413,7 @@ func (c *call) signal() { c.once.Do(func() { close(c.done) }) }
 // fn did not return (it crashed, do gave up on it, or closing closed first). A panic of fn is
 // answered EIO and handed to panicked. fn must keep its results in its own variables: the
 // caller reads them only after a nil errno.
-func runOp(what string, do func(op func()), closing <-chan struct{}, panicked func(what string, r any), fn func() syscall.Errno) syscall.Errno {
+func runOp(r *request, do func(r *request, op func()), closing <-chan struct{}, panicked func(what string, r any), fn func() syscall.Errno) syscall.Errno {
 	select {
 	case <-closing:
 		return syscall.EIO
@@ -407,8 +426,8 @@ func runOp(what string, do func(op func()), closing <-chan struct{}, panicked fu
 		}
 		defer c.signal() // also when fn leaves through runtime.Goexit
 		defer func() {
-			if r := recover(); r != nil {
-				panicked(what, r)
+			if p := recover(); p != nil {
+				panicked(r.Op.String(), p)
 			}
 		}()
 		errno := fn()
@@ -416,7 +435,7 @@ func runOp(what string, do func(op func()), closing <-chan struct{}, panicked fu
 		c.state.Store(returned)
 	}
 	go func() {
-		do(run)
+		do(r, run)
 		c.state.CompareAndSwap(pending, abandoned)
 		c.signal()
 	}()
