@@ -154,11 +154,15 @@ func (p *proc) serve(ctx context.Context) (any, error) {
 		case o := <-p.disk.fsops:
 			if o.req.Pid == 0 || !o.req.Changes { // see fuseheld.go
 				p.disk.run(o)
-			} else { // a change a thread made: held until quiescence
-				p.disk.fuse.hold(o)
-				p.owed.gen.Add(1)
+				event()
+				continue
 			}
-			event()
+			// A change a thread made: held until quiescence, which the watcher looks for at
+			// once rather than after the back-off its busy scans reached (up to 2 ms a change).
+			p.disk.fuse.hold(o)
+			p.owed.gen.Add(1)
+			idle = false
+			w.order(cmdWant)
 		case err := <-s.helloErr:
 			p.stop()
 			return nil, err
