@@ -20,7 +20,10 @@ import (
 // wchan in both, so that none ran in between. Blocked means asleep (S) and off the run queue
 // (wchan is not "0": a thread is S from set_current_state on, while it still runs its way to
 // schedule(), and may back out), stopped (T), or dead (Z, X); running or runnable (R), in
-// uninterruptible sleep (D: a FUSE request, disk I/O) or stopped by a tracer (t) is not. The
+// uninterruptible sleep (D: disk I/O, a lock) or stopped by a tracer (t) is not. On a FUSE
+// disk a thread waiting for a FUSE reply is blocked only while chaoskit holds its request, and
+// one in uninterruptible sleep is blocked while a request is held, unless it waits for a device
+// (fuseheld.go). The
 // rest of the rules (nothing owed, no notification pending, no exit in flight, no held wait
 // that can end otherwise) are the watcher's (watch.go). /tmp/vtime's REPORT.md (section 2.6)
 // tells which race each rule closes.

@@ -40,6 +40,11 @@
 // waiting so that a SIGKILLed child, stuck in the kernel until its request is answered, can
 // finish dying. Panics of the afero.Fs become EIO and are reported by Unmount.
 //
+// Options.DoRequest is Do told which request each op is for (Request: the calling thread's id,
+// the operation, its path, whether it changes the disk): chaoskit's process adapter holds the
+// changes a program's threads make at once and runs them in an order of its own, the same in
+// every run, rather than in the order they happened to reach the kernel.
+//
 // # Nothing cached
 //
 // The kernel caches file data, attributes and directory entries of a FUSE filesystem unless

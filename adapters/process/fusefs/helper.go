@@ -255,8 +255,9 @@ const helperTimeout = 30 * time.Second
 
 // Mount has the helper mount dir, an existing empty directory, and serves fsys there from this
 // process, as Mount does, except that requests run one at a time, in the order the kernel sent
-// them; the returned Server's Unmount has the helper unmount it. Options.Do, Trace and Now apply
-// here, where fsys runs; UID, GID and Debug in the helper; the helper never uses its mounts, as
+// them (with Options.DoRequest, each as it arrives: DoRequest orders them); the returned
+// Server's Unmount has the helper unmount it. Options.Do, DoRequest, Trace and Now apply here,
+// where fsys runs; UID, GID and Debug in the helper; the helper never uses its mounts, as
 // with ServeOnly.
 func (h *Helper) Mount(dir string, fsys afero.Fs, opts Options) (*Server, error) {
 	if fsys == nil {
