@@ -7,6 +7,7 @@ import (
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
+	"github.com/chaoskit/chaoskit/sim"
 )
 
 // TestAgentCampaigns runs each agent and twin under a kill at every beat that is a tool's
@@ -26,20 +27,26 @@ func TestAgentCampaigns(t *testing.T) {
 					}
 				}
 			}
-			failed := 0
-			for _, s := range schedules {
-				c := rn.Run(s)
-				if c.Verdict.Outcome == oracle.Fail {
-					failed++
-				}
-				if !tw.buggy && c.Verdict.Outcome != oracle.Pass {
-					t.Errorf("%s", c)
-				}
-			}
-			t.Logf("%d cases, %d failed", len(schedules), failed)
-			if tw.buggy && failed == 0 {
-				t.Errorf("the buggy twin passed all %d cases", len(schedules))
-			}
+			decide(t, rn, tw, schedules)
 		})
+	}
+}
+
+// decide runs the cases of schedules: a correct twin passes every one, a buggy twin fails some.
+func decide(t *testing.T, rn *sim.Runner, tw twin, schedules []faults.Schedule) {
+	t.Helper()
+	failed := 0
+	for _, s := range schedules {
+		c := rn.Run(s)
+		if c.Verdict.Outcome == oracle.Fail {
+			failed++
+		}
+		if !tw.buggy && c.Verdict.Outcome != oracle.Pass {
+			t.Errorf("%s", c)
+		}
+	}
+	t.Logf("%d cases, %d failed", len(schedules), failed)
+	if tw.buggy && failed == 0 {
+		t.Errorf("the buggy twin passed all %d cases", len(schedules))
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
 	"github.com/chaoskit/chaoskit/internal/needs"
-	"github.com/chaoskit/chaoskit/oracle"
 	"github.com/chaoskit/chaoskit/sim"
 )
 
@@ -35,21 +34,11 @@ func TestAgentPowerCampaigns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			failed, schedules := 0, kills(t, rn, tw)
+			schedules := kills(t, rn, tw)
 			for _, s := range schedules {
 				s[0].Kind = faults.Power
-				c := rn.Run(s)
-				if c.Verdict.Outcome == oracle.Fail {
-					failed++
-				}
-				if !tw.buggy && c.Verdict.Outcome != oracle.Pass {
-					t.Errorf("%s", c)
-				}
 			}
-			t.Logf("%d power cuts, %d failed", len(schedules), failed)
-			if tw.buggy && failed == 0 {
-				t.Errorf("the buggy twin passed all %d power cuts", len(schedules))
-			}
+			decide(t, rn, tw, schedules)
 		})
 	}
 }
