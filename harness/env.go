@@ -124,7 +124,8 @@ func (e *Env) WithTimeout(parent context.Context, d time.Duration) (context.Cont
 }
 
 // Go starts f in a new thread of the process (a watchdog, a heartbeat): it runs when the
-// process's other threads wait, and dies with the process. ctx is done when the process ends.
+// process's other threads wait, and dies with the process. ctx is done when the process ends, or
+// is asked to stop by a deploy (as Run's: see Target).
 // To wait for the threads you start, start them with a Group: a sync.WaitGroup, a channel or an
 // errgroup blocks outside the Env, where no other thread of the process runs, and the process
 // hangs.

@@ -27,6 +27,12 @@ import (
 // no special case for crashes (no sentinel to re-panic). Call the Env from Run's goroutine or
 // from threads started with Env.Go; a goroutine of your own that calls it breaks the
 // one-at-a-time rule, and shows up as a target that is not deterministic.
+//
+// A deploy (an upgrade fault) asks Run to stop the way SIGTERM asks a process: ctx is cancelled,
+// with ErrTerminated as its cause, and Run has a grace period of virtual time to finish its step,
+// checkpoint and return before it is killed as above. Pass ctx to the Env's calls and check it
+// between steps, as signal.NotifyContext's context would be checked in production; to finish
+// the step in flight after it is cancelled, use context.WithoutCancel(ctx) for its calls.
 type Target interface {
 	Run(ctx context.Context, env *Env) (result any, err error)
 }

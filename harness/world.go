@@ -124,6 +124,13 @@ var (
 	// not hold, say). The run ends there, and its case is unknown, saying why; a golden run
 	// that ends so is refused.
 	ErrUndecided = errors.New("the run cannot be judged")
+	// ErrTerminated is the cause (context.Cause) of a process's context cancelled by a deploy
+	// (an upgrade fault with a grace period, sim.Options.Grace): the Go equivalent of the
+	// SIGTERM a deploy sends. The process goes on, its beats counted as usual; one that
+	// finishes its step, checkpoints and returns within the grace period has stopped on its
+	// own, and one still running when the period ends is killed as by SIGKILL. Either way its
+	// worker's next process runs the next version.
+	ErrTerminated = errors.New("terminated by a deploy (SIGTERM)")
 	// ErrKeyReused: an IdempotentByKey tool was called again under a key it had seen with other
 	// arguments, and refused the call. Every *KeyReusedError matches it (errors.Is).
 	ErrKeyReused = errors.New("idempotency key reused with other arguments")

@@ -200,7 +200,7 @@ func (r *run) step(p *process, b Beat) (int, *faults.Fault) {
 		}
 	}
 	switch {
-	case due != nil && isCrash(due.Kind): // the process stops here: the beat is not progress
+	case due != nil && stops(r.o, due): // the process stops here: the beat is not progress
 	case b.Kind == BeatMark:
 		p.marks++
 		p.sinceMark = 0

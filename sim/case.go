@@ -36,9 +36,10 @@ type Case struct {
 	Repro    string
 	Duration time.Duration
 
-	interrupted bool   // the Runner's context stopped the case (see Interrupted)
-	workers     int    // the target's own workers (Options.Workers)
-	unfiredWhy  string // why the faults of Unfired did not fire
+	interrupted bool     // the Runner's context stopped the case (see Interrupted)
+	workers     int      // the target's own workers (Options.Workers)
+	o           *Options // the Runner's, for what its faults do (Options.graceful)
+	unfiredWhy  string   // why the faults of Unfired did not fire
 }
 
 // Interrupted reports whether the case was stopped before it was decided, because its
@@ -269,7 +270,7 @@ func (c *Case) marksMadeAgain() map[int]string {
 	again := map[int][]int{} // process -> its marks made again
 	var procs []int
 	for i, b := range c.Beats {
-		if b.Kind != BeatMark || b.Fault > 0 && isCrash(c.Schedule[b.Fault-1].Kind) {
+		if b.Kind != BeatMark || b.Fault > 0 && stops(c.o, &c.Schedule[b.Fault-1]) {
 			continue
 		}
 		if _, ok := made[b.Name]; !ok {

@@ -9,9 +9,10 @@ import (
 
 // derivable reports whether a case whose first fault is f can start from a crash state
 // derived from the golden recording: f is a crash within the golden run, and the one worker's
-// process is all there is to crash.
+// process is all there is to crash, at once (a deploy with a grace period lets the process run
+// on: it is re-run).
 func (rn *Runner) derivable(f faults.Fault, workers, goldenBeats int) bool {
-	return !rn.o.NoDerive && !rn.limits.NoDerive && workers == 1 && f.Beat < goldenBeats && isCrash(f.Kind)
+	return !rn.o.NoDerive && !rn.limits.NoDerive && workers == 1 && f.Beat < goldenBeats && isCrash(f.Kind) && !rn.o.graceful(&f)
 }
 
 // derive puts r where a run crashed by f at beat f.Beat stands, from the golden recording g:

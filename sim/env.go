@@ -66,6 +66,16 @@ func (e *env) AtEnd(f func()) {
 	e.r.mu.Unlock()
 }
 
+// AtStop is envlink.Ext.AtStop. A process already asked to stop calls f at once.
+func (e *env) AtStop(f func()) {
+	e.alive()
+	if e.p.stopping {
+		f()
+		return
+	}
+	e.p.atStop = append(e.p.atStop, f)
+}
+
 // Mark is harness.Env.Mark.
 func (e *env) Mark(label string) {
 	e.beat(Beat{Kind: BeatMark, Name: label})
@@ -469,6 +479,8 @@ func (e *env) beatAs(b Beat, progress bool) (int, *faults.Fault) {
 	}
 	switch {
 	case due == nil:
+	case r.graceful(due):
+		r.report(event{t: r.current, kind: evTerm, fault: due})
 	case isCrash(due.Kind):
 		r.exit(event{t: r.current, kind: evCrash, fault: due})
 	case due.Kind == faults.Lease:

@@ -35,6 +35,7 @@ type run struct {
 	// or is -1.
 	upgradedAt int
 	newTarget  func() harness.Target // one instance per process
+	graces     []grace               // the grace periods of deploys under way (upgrade.go)
 	o          *Options
 	sched      faults.Schedule
 	fired      []int // the beat each fault fired at, or -1
@@ -130,8 +131,8 @@ type process struct {
 	threads    []*thread
 	frozen     time.Time // frozen (by a lease fault) until
 	dead       chan struct{}
-	ctx        context.Context
-	cancel     context.CancelFunc
+	ctx        context.Context // its threads': done when it ends, or is asked to stop (terminate)
+	cancel     context.CancelCauseFunc
 	start      int // its first beat
 	marks      int // marks it made
 	sinceMark  int // beats it made since its last mark
@@ -141,6 +142,10 @@ type process struct {
 	crashed    bool
 	atEnd      []func() // harness.Env.AtEnd's functions, guarded by run.mu
 	failed     bool     // it ended on its own with an error or a panic
+	// stopping says a deploy has asked it to stop (terminate): it has a grace period to end on
+	// its own; atStop are envlink.Ext.AtStop's functions, which ask it in its own terms.
+	stopping bool
+	atStop   []func()
 }
 
 // thread is one goroutine of a process, run under the baton.
@@ -172,6 +177,7 @@ const (
 	evCrash                   // a fault crashed the process (or every process)
 	evFreeze                  // a lease fault froze the process
 	evOver                    // the run exceeded its beat budget
+	evTerm                    // a deploy asks every process to stop, with a grace period (upgrade.go)
 )
 
 type event struct {
@@ -270,7 +276,7 @@ func newRun(newTarget func() harness.Target, o *Options, tools []harness.Tool, s
 // newProcess records a new process for worker w, not yet running.
 func (r *run) newProcess(w *worker) *process {
 	p := &process{worker: w, id: len(r.procs), born: r.clock.Now(), dead: make(chan struct{}), start: r.nbeats(), firstFault: -1}
-	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.ctx, p.cancel = context.WithCancelCause(context.Background())
 	p.env = &env{r: r, p: p, rng: rand.New(rand.NewPCG(r.o.Seed, uint64(p.id)))}
 	p.api = envlink.New(p.env).(*harness.Env)
 	if r.bare != nil {
@@ -439,6 +445,9 @@ func (r *run) loop() ending {
 				r.killAll()
 				return ending{late: true}
 			}
+			if x, stop := r.graceOver(); stop {
+				return x
+			}
 			continue
 		}
 		r.current = t
@@ -526,13 +535,21 @@ func (r *run) handle(ev event) (ending, bool) {
 		}
 		// The main thread ended, or any thread panicked, which ends the process as it would a
 		// real one.
-		r.end(p, fmt.Sprintf("process %d %s", p.id, ending{result: ev.result, err: ev.err, panicked: ev.panicked}))
+		how := ending{result: ev.result, err: ev.err, panicked: ev.panicked}
+		if p.stopping {
+			r.end(p, fmt.Sprintf("process %d stopped within the deploy's grace period (%s)", p.id, how))
+		} else {
+			r.end(p, fmt.Sprintf("process %d %s", p.id, how))
+		}
 		if errors.Is(ev.err, harness.ErrUndecided) {
 			r.killAll() // the run cannot be judged: nothing it does from here on means anything
 			return ending{hung: ev.err.Error(), cause: ev.err}, true
 		}
 		w := p.worker
 		w.result, w.err, w.panicked = ev.result, ev.err, ev.panicked
+		if p.stopping {
+			return r.stopped(p)
+		}
 		if ev.err == nil && ev.panicked == "" || errors.Is(ev.err, harness.ErrRefused) {
 			w.done = true // completed, or refused to go on: nothing to restart
 			return ending{}, false
@@ -540,6 +557,8 @@ func (r *run) handle(ev event) (ending, bool) {
 		return r.failed(p, w)
 	case evCrash:
 		return r.crashed(p, *ev.fault)
+	case evTerm:
+		r.terminate(*ev.fault)
 	}
 	return ending{}, false
 }
@@ -578,7 +597,10 @@ func (r *run) end(p *process, note string) {
 		return
 	}
 	p.ended = true
-	p.cancel()
+	p.cancel(nil)
+	if p.stopping {
+		r.leaveGrace(p)
+	}
 	close(p.dead)
 	r.mu.Lock()
 	hooks := p.atEnd
@@ -662,6 +684,9 @@ func (r *run) advance() bool {
 	}
 	for _, rs := range r.restarts {
 		consider(rs.at)
+	}
+	for _, g := range r.graces {
+		consider(g.until)
 	}
 	if !ok {
 		return false

@@ -68,7 +68,7 @@ func (r *run) observe(x ending, stater harness.Stater, trace bool) *oracle.Obser
 	obs.PrefixMarks = r.prefixMarks
 	obs.Calls, obs.PrefixBeats = r.calls, len(r.prefix)
 	for j, b := range r.beats {
-		if b.Kind == BeatMark && (b.Fault == 0 || !isCrash(r.sched[b.Fault-1].Kind)) { // a crash at a mark stops it; a freeze delays it
+		if b.Kind == BeatMark && (b.Fault == 0 || !stops(r.o, &r.sched[b.Fault-1])) { // a crash at a mark stops it; a freeze delays it
 			obs.Marks = append(obs.Marks, oracle.Mark{Beat: len(r.prefix) + r.folded + j, Label: b.Name, Process: b.Process})
 		}
 		if trace {

@@ -54,6 +54,13 @@ type Options struct {
 	// one. A hang that shows in virtual terms (every thread waiting for something that will
 	// never come) is decided at once, as stuck, whatever Timeout is.
 	Timeout time.Duration
+	// Grace is how long, in virtual time, a deploy (an upgrade fault) lets a process of the old
+	// version run after asking it to stop, as Kubernetes' terminationGracePeriodSeconds and
+	// systemd's TimeoutStopSec do: a command gets SIGTERM, a Go target's context is cancelled
+	// with harness.ErrTerminated as its cause. A process still running when it ends is killed,
+	// as by SIGKILL. The default (0) is DefaultGrace, 30s; NoGrace (any negative duration) kills
+	// every process at once, without asking.
+	Grace time.Duration
 	// RestartDelay is the virtual time a restart takes (default 1s).
 	RestartDelay time.Duration
 	// WorkLostSlack is how many beats beyond the work in flight a restart may redo (default 0).

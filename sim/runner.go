@@ -339,7 +339,7 @@ func (rn *Runner) runCaseAs(s, like faults.Schedule, keep bool) *Case {
 // mode says; with shareTry it returns nil and a channel instead of waiting for another case's
 // recovery.
 func (rn *Runner) runCaseMode(s, like faults.Schedule, keep bool, mode shareMode) (*Case, <-chan struct{}) {
-	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s, workers: rn.o.Workers}
+	c := &Case{Target: rn.o.Name, Seed: rn.o.Seed, Schedule: s, workers: rn.o.Workers, o: &rn.o}
 	if rn.o.Repro != nil {
 		c.Repro = rn.o.Repro(s)
 	}

@@ -24,7 +24,7 @@ var Kernel func(env any) any
 
 // Ext is what the kernel offers an adapter whose target's threads run outside the simulation
 // (a real process): waits that are not beats, the settling of an instant, a beat for a wait of
-// the target's own clock, and which way this run breaks ties.
+// the target's own clock, which way this run breaks ties, and a deploy's request to stop.
 type Ext interface {
 	// Hold blocks the calling thread, letting the others run, until the virtual clock reaches
 	// at (the zero time: no deadline) or ctx is done, and returns nil or ctx's error. It is not
@@ -44,4 +44,10 @@ type Ext interface {
 	// not, so that a target whose next requests depend on that order differs between its two
 	// golden runs.
 	Reversed() bool
+	// AtStop registers f to be called, on the kernel's goroutine while the process's threads
+	// wait, when a deploy asks the process to stop (an upgrade fault with a grace period):
+	// instead of its context being cancelled, the adapter tells its target in the target's own
+	// terms (adapters/process sends the command SIGTERM). It must return at once; the process
+	// goes on until it ends on its own or the grace period ends and it is killed.
+	AtStop(f func())
 }
