@@ -537,7 +537,11 @@ func (r *run) handle(ev event) (ending, bool) {
 		// real one.
 		how := ending{result: ev.result, err: ev.err, panicked: ev.panicked}
 		if p.stopping {
-			r.end(p, fmt.Sprintf("process %d stopped within the deploy's grace period (%s)", p.id, how))
+			what := how.String()
+			if what == "completed" {
+				what = "ended without an error"
+			}
+			r.end(p, fmt.Sprintf("process %d stopped within the deploy's grace period (%s)", p.id, what))
 		} else {
 			r.end(p, fmt.Sprintf("process %d %s", p.id, how))
 		}

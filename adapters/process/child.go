@@ -240,6 +240,22 @@ func (c *child) kill() {
 	}
 }
 
+// terminate sends the command's process group SIGTERM, as a deploy does before it kills: systemd
+// sends it to every process of the unit (KillMode=control-group), Kubernetes and Docker to the
+// container's first process; the group holds the command and what it started, unless one left
+// it (setsid). Under the tracer, the tracer ignores it and passes it on to the command. A
+// command that has exited is left alone. The command starts with SIGTERM's default action even
+// if chaoskit was started with it ignored (by a shell's trap): Go's runtime installs its own handler
+// for SIGTERM whatever it inherits, and exec resets a handled signal.
+func (c *child) terminate() {
+	select {
+	case <-c.exited:
+		return
+	default:
+	}
+	syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+}
+
 // err returns why the command failed once it has exited on its own, or nil for exit status 0.
 func (c *child) err() error {
 	c.mu.Lock()

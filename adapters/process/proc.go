@@ -41,6 +41,11 @@ type proc struct {
 	stopOnce sync.Once
 	stopErr  error
 	stats    TrapStats
+
+	// asked says a deploy has asked the process to stop (envlink.Ext.AtStop), and termSent that
+	// the serve loop has sent the command SIGTERM for it. Both are the simulation's: set and
+	// read while it holds the baton.
+	asked, termSent bool
 }
 
 // start prepares the process's directory, state directory and socket, and starts the command
@@ -132,6 +137,12 @@ func newToken() string {
 func (p *proc) serve(ctx context.Context) (any, error) {
 	s, a, w, ext := p.sess, p.adm, p.w, p.adm.ext
 	exited, ended := p.child.exited, s.ended
+	ext.AtStop(func() {
+		p.asked = true
+		if a.wake != nil {
+			a.wake() // out of its hold: the loop sends the signal
+		}
+	})
 	w.order(cmdWant)
 	idle := false // quiescent with nothing to wait for: the next event asks again
 	event := func() {
@@ -141,6 +152,11 @@ func (p *proc) serve(ctx context.Context) (any, error) {
 		}
 	}
 	for {
+		if p.asked && !p.termSent {
+			p.terminate()
+			idle = false
+			w.order(cmdWant)
+		}
 		select {
 		case <-a.notify:
 			a.answerReads(ctx)
@@ -237,6 +253,17 @@ func (p *proc) serve(ctx context.Context) (any, error) {
 			w.order(cmdWant)
 		}
 	}
+}
+
+// terminate sends the command SIGTERM, as a deploy asks a service to stop, from the serve loop
+// while it holds the baton: the command's handler runs, and what it does (its last requests, its
+// checkpoint's writes, its exit) is served as anything else it does, from the next quiescence
+// on. A quiescence found before the signal went out is stale: the ledger's generation moves, so
+// the loop looks again.
+func (p *proc) terminate() {
+	p.termSent = true
+	p.owed.gen.Add(1)
+	p.child.terminate()
 }
 
 // end is how the process ended, once the command has exited and every request is answered.
