@@ -1,6 +1,7 @@
 package process
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -254,6 +255,21 @@ func (c *child) terminate() {
 	default:
 	}
 	syscall.Kill(-c.cmd.Process.Pid, syscall.SIGTERM)
+}
+
+// dead reports whether the command has died: it is a zombie, or gone (reaped). Under the tracer
+// the command is the tracer's child, not c.cmd.
+func (c *child) dead() bool {
+	pid := c.cmd.Process.Pid
+	if c.tr != nil {
+		pid = c.tr.pid
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH)
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X')
 }
 
 // err returns why the command failed once it has exited on its own, or nil for exit status 0.

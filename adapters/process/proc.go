@@ -196,6 +196,9 @@ func (p *proc) serve(ctx context.Context) (any, error) {
 				w.order(cmdWant) // something happened since: look again
 				continue
 			}
+			if p.termSent {
+				exited, ended = p.diedOfTerm(exited, ended)
+			}
 			if v := time.Unix(0, w.now.Load()); v.After(p.env.Now()) { // the spin guard moved the clock
 				if err := ext.Hold(ctx, v); err != nil {
 					return nil, err
@@ -264,6 +267,28 @@ func (p *proc) terminate() {
 	p.termSent = true
 	p.owed.gen.Add(1)
 	p.child.terminate()
+}
+
+// diedOfTerm takes, at a quiescence after SIGTERM, the command's exit and the end of its
+// connections if it has died (of the signal's default action, most often), before the loop
+// decides what to do: its death and chaoskit's hearing of it race with the quiescence, and a
+// request in flight (a tool call's latency) would otherwise be served, or dropped with the
+// process, as that race goes. It returns exited and ended, nil once taken. The wait for the
+// connections' end is bounded, for a process the command started may hold one open.
+func (p *proc) diedOfTerm(exited, ended chan struct{}) (chan struct{}, chan struct{}) {
+	if exited != nil && p.child.dead() {
+		<-exited
+		exited = nil
+		p.sess.endAccepting()
+	}
+	if exited == nil && ended != nil && p.sess.peersGone() {
+		select {
+		case <-ended:
+			ended = nil
+		case <-time.After(time.Second):
+		}
+	}
+	return exited, ended
 }
 
 // end is how the process ended, once the command has exited and every request is answered.

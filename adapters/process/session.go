@@ -269,6 +269,18 @@ func (s *session) close() {
 	s.connMu.Unlock()
 }
 
+// peersGone reports whether the command has closed every connection whose hello was accepted.
+func (s *session) peersGone() bool {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	for pc := range s.conns {
+		if !peerClosed(pc.c) {
+			return false
+		}
+	}
+	return true
+}
+
 // outcome is how the session ended once the command has exited and its connections closed: a
 // refused hello, a refusal, or the result it sent with done.
 func (s *session) outcome() (any, error) {
