@@ -14,8 +14,8 @@ import (
 )
 
 // Identity is what decides a campaign's report besides its targets' code and its seed: the
-// targets, the fault kinds, the mode, the case count and depth, the shard, the restart policy, the
-// bounds of the golden runs and the filesystem model.
+// targets, the fault kinds, the mode, the case count and depth, the shard, the restart policy, a
+// deploy's grace period, the bounds of the golden runs and the filesystem model.
 // Its text form is the JSON in which a report and a journal record it (reports.Options), and
 // ParseIdentity reads that form back, checking every parameter.
 type Identity struct {
@@ -28,6 +28,9 @@ type Identity struct {
 	Shard    reports.Shard
 	Restart  int         // sim.Options.RestartFailed
 	Backoff  sim.Backoff // sim.Options.RestartBackoff; the zero value is the default
+	// Grace is sim.Options.Grace: a deploy's grace period, 0 for the default (sim.DefaultGrace),
+	// sim.NoGrace for none.
+	Grace time.Duration
 	// MaxBeats and MaxVirtualTime are sim.Options': the bounds of the golden runs, 0 for the
 	// defaults. They change no case, only whether a golden run is accepted, but a resumed run
 	// and a replay must accept the same golden runs.
@@ -45,7 +48,7 @@ const MaxCases = 1_000_000
 // Identity returns the parameters that decide the campaign's report.
 func (c *Campaign) Identity() Identity {
 	o := c.Options.withDefaults()
-	id := Identity{Faults: o.Faults, Mode: o.Mode, Cases: o.Cases, Shard: o.Shard, Restart: o.RestartFailed, Backoff: o.RestartBackoff}
+	id := Identity{Faults: o.Faults, Mode: o.Mode, Cases: o.Cases, Shard: o.Shard, Restart: o.RestartFailed, Backoff: o.RestartBackoff, Grace: o.Grace}
 	if fsModelText(o.FSModel) != "" {
 		id.FSModel = o.FSModel
 	}
@@ -77,6 +80,7 @@ func (id Identity) Options() reports.Options {
 	if b := id.Backoff; b != (sim.Backoff{}) && b != sim.DefaultBackoff {
 		o.RestartBackoff = b.String()
 	}
+	o.Grace = graceText(id.Grace)
 	if id.MaxBeats > 0 {
 		o.MaxBeats = id.MaxBeats
 	}
@@ -85,6 +89,35 @@ func (id Identity) Options() reports.Options {
 	}
 	o.FSModel = fsModelText(id.FSModel)
 	return o
+}
+
+// graceText is how a report and a journal record a deploy's grace period (sim.Options.Grace):
+// "" for the default, "0s" for none, else the duration.
+func graceText(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d == 0 || d == sim.DefaultGrace:
+		return ""
+	}
+	return d.String()
+}
+
+// parseGrace reads graceText's form back.
+func parseGrace(text string) (time.Duration, error) {
+	if text == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(text)
+	switch {
+	case err != nil || d < 0:
+		return 0, fmt.Errorf("%q: want a duration of 0 or more, such as 30s (0 kills at once)", text)
+	case d == 0:
+		return sim.NoGrace, nil
+	case d == sim.DefaultGrace:
+		return 0, nil
+	}
+	return d, nil
 }
 
 // fsModelText is how a report and a journal record a filesystem model: "" for posix, the
@@ -131,7 +164,8 @@ func ParseIdentity(o reports.Options) (Identity, error) {
 }
 
 // ParseCaseParams reads, of the parameters a report records, those that decide how one case
-// runs (the restart policy and back-off, the golden runs' bounds, the filesystem model): what a
+// runs (the restart policy and back-off, a deploy's grace period, the golden runs' bounds, the
+// filesystem model): what a
 // replay needs besides the target, the seed and the schedule. Its errors are ParseIdentity's.
 func ParseCaseParams(o reports.Options) (Identity, error) {
 	var id Identity
@@ -148,6 +182,9 @@ func (id *Identity) parseCaseParams(o reports.Options) error {
 		if id.Backoff, err = sim.ParseBackoff(o.RestartBackoff); err != nil {
 			return fmt.Errorf("restart-backoff: %w", err)
 		}
+	}
+	if id.Grace, err = parseGrace(o.Grace); err != nil {
+		return fmt.Errorf("grace %w", err)
 	}
 	if id.MaxBeats = o.MaxBeats; id.MaxBeats < 0 {
 		return fmt.Errorf("max-beats %d: want 1 or more (leave it out for the default, %d)", o.MaxBeats, sim.DefaultMaxBeats)
@@ -178,6 +215,7 @@ func (id Identity) ReplayFlags() string {
 	}
 	add("restart", o.Restart)
 	add("restart-backoff", o.RestartBackoff)
+	add("grace", o.Grace)
 	if o.MaxBeats > 0 {
 		add("max-beats", strconv.Itoa(o.MaxBeats))
 	}
@@ -191,7 +229,7 @@ func (id Identity) ReplayFlags() string {
 
 // ApplyCase sets the parameters of o that decide how a case runs (see ParseCaseParams).
 func (id Identity) ApplyCase(o *sim.Options) {
-	o.RestartFailed, o.RestartBackoff = id.Restart, id.Backoff
+	o.RestartFailed, o.RestartBackoff, o.Grace = id.Restart, id.Backoff, id.Grace
 	o.MaxBeats, o.MaxVirtualTime = id.MaxBeats, id.MaxVirtualTime
 	o.FSModel = id.FSModel
 }

@@ -33,6 +33,7 @@ func TestIdentityTextRoundTrips(t *testing.T) {
 		if rapid.Bool().Draw(t, "backoff") {
 			id.Backoff = sim.Backoff{Initial: time.Second, Max: time.Minute, Reset: time.Hour}
 		}
+		id.Grace = rapid.SampledFrom([]time.Duration{0, sim.NoGrace, 5 * time.Second}).Draw(t, "grace")
 		if rapid.Bool().Draw(t, "ext4") {
 			id.FSModel = faults.Ext4Ordered
 		}
@@ -61,9 +62,37 @@ func TestParseIdentityNamesTheParameter(t *testing.T) {
 		"restart: ":         {Faults: []string{"kill"}, Mode: "exhaustive", Restart: "sometimes"},
 		"restart-backoff: ": {Faults: []string{"kill"}, Mode: "exhaustive", RestartBackoff: "soon"},
 		"fs-model: ":        {Faults: []string{"kill"}, Mode: "exhaustive", FSModel: "xfs"},
+		"grace \"-1s\": ":   {Faults: []string{"kill"}, Mode: "exhaustive", Grace: "-1s"},
 	} {
 		if _, err := campaign.ParseIdentity(o); err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%+v: %v, want an error starting %q", o, err, want)
+		}
+	}
+}
+
+// A deploy's grace period is recorded only when it is not the default, 30s, and a case's replay
+// command gives it: "0s" for none (sim.NoGrace), which reads back as none.
+func TestIdentityRecordsTheGracePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		grace time.Duration
+		text  string
+	}{{0, ""}, {sim.DefaultGrace, ""}, {sim.NoGrace, "0s"}, {90 * time.Second, "1m30s"}} {
+		id := campaign.Identity{Faults: []faults.Kind{faults.Upgrade}, Grace: tc.grace}
+		if got := id.Options().Grace; got != tc.text {
+			t.Errorf("grace %v is recorded as %q, want %q", tc.grace, got, tc.text)
+		}
+		flags := id.ReplayFlags()
+		if want := " --grace " + tc.text; tc.text != "" && !strings.Contains(flags, want) || tc.text == "" && strings.Contains(flags, "--grace") {
+			t.Errorf("grace %v: replay flags %q", tc.grace, flags)
+		}
+		back, err := campaign.ParseCaseParams(id.Options())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o sim.Options
+		back.ApplyCase(&o)
+		if want := tc.grace; want == sim.DefaultGrace && o.Grace != 0 || want != sim.DefaultGrace && o.Grace != want {
+			t.Errorf("grace %v reads back as %v", tc.grace, o.Grace)
 		}
 	}
 }

@@ -61,7 +61,9 @@ const shortCases = 50
 // tool); leave it out of opts.Faults. chaoskit run exits 3 for the same campaign.
 //
 // A deploy of a new version mid-run (upgrade@N, faults.Upgrade) takes the version deployed in
-// opts.NextVersion; without one the campaign has no upgrade case.
+// opts.NextVersion; without one the campaign has no upgrade case. The deploy cancels the old
+// version's context (harness.ErrTerminated, the Go equivalent of SIGTERM) and kills it once
+// opts.Grace (30s of virtual time by default; sim.NoGrace for at once) has passed.
 //
 // -chaoskit.schedule='kill@4,power@9' runs just that schedule and -chaoskit.seed overrides
 // opts.Seed. With -chaoskit.out=DIR it also writes the campaign's report directory, as chaoskit

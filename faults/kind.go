@@ -50,9 +50,10 @@ const (
 	// Deploy restarts every worker at once, as a deploy does, without touching the disk.
 	Deploy Kind = "deploy"
 	// Upgrade stops every worker at a beat as a deploy of a new version does (SIGTERM, then
-	// SIGKILL; in process, the context cancelled, then the kill), and every process started
-	// after it runs the next version of the target, on the disk and world the old one left.
-	// It takes a next version (sim.Options.NextVersion, chaoskit run --upgrade-exec).
+	// SIGKILL once a grace period of virtual time has passed, sim.Options.Grace; in process,
+	// the context cancelled, then the kill), and every process started after it runs the next
+	// version of the target, on the disk and world the old one left. It takes a next version
+	// (sim.Options.NextVersion, chaoskit run --upgrade-exec).
 	Upgrade Kind = "upgrade"
 	// Switch preempts the worker running at a beat in favour of another (written switch@K:W for
 	// worker W), to explore an interleaving the scheduler would not choose on its own.
@@ -272,7 +273,7 @@ var kindTable = []KindInfo{
 	{Kind: Deploy, Family: FleetFamily, On: AnyBeat, Ends: FleetScope,
 		Summary: "every worker is restarted at once, as by a deploy; the disk is untouched"},
 	{Kind: Upgrade, Family: FleetFamily, On: AnyBeat, Ends: FleetScope, Listed: WithNextVersion, NextVersion: true,
-		Summary: "every worker is stopped as by a deploy and the next version of the target takes over the run (needs a next version: --upgrade-exec)"},
+		Summary: "every worker is stopped as by a deploy (SIGTERM, or in process its context cancelled; SIGKILL if still running after --grace, 30s) and the next version of the target takes over the run (needs a next version: --upgrade-exec)"},
 	{Kind: Switch, Family: FleetFamily, On: AnyBeat, Arg: WorkerArg,
 		Summary: "the running worker is preempted for another (:W picks worker W): an interleaving to explore"},
 	{Kind: ToolTransient, Family: ToolFamily, On: ToolBeat,

@@ -241,6 +241,8 @@ func (r *Report) OtherCampaign(other *Report) string {
 		return fmt.Sprintf("restart policy %q, not %q", b.Restart, a.Restart)
 	case b.RestartBackoff != a.RestartBackoff:
 		return fmt.Sprintf("restart back-off %q, not %q", b.RestartBackoff, a.RestartBackoff)
+	case b.Grace != a.Grace:
+		return fmt.Sprintf("grace period %s, not %s", cmp.Or(b.Grace, "30s"), cmp.Or(a.Grace, "30s"))
 	case b.FSModel != a.FSModel:
 		return fmt.Sprintf("filesystem model %s, not %s", fsModelName(b.FSModel), fsModelName(a.FSModel))
 	case other.Seed != r.Seed:

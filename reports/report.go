@@ -59,6 +59,10 @@ type Options struct {
 	// RestartBackoff is how long a process that failed on its own waits before its restart
 	// (sim.Backoff's text form), "" for the default, 10s doubling to 5m.
 	RestartBackoff string `json:"restart_backoff,omitempty"`
+	// Grace is how long a deploy (an upgrade fault) let the old version's processes run after
+	// SIGTERM before it killed them (a Go duration: sim.Options.Grace), "" for the default, 30s;
+	// "0s" killed them at once.
+	Grace string `json:"grace,omitempty"`
 	// MaxBeats and MaxVirtualTime (a Go duration) bound the campaign's golden runs (chaoskit run
 	// --max-beats, --max-virtual-time), when they are not the defaults (sim.DefaultMaxBeats,
 	// DefaultMaxVirtualTime): recorded so that a resumed run and a replay accept the same golden

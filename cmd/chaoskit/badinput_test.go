@@ -80,6 +80,9 @@ func TestBadInput(t *testing.T) {
 		{append(run, "--restart-backoff", "soon"), `--restart-backoff: back-off "soon": "soon" is not a duration (want 10s..5m, or 5s for a constant delay)`},
 		{append(run, "--restart-backoff", "1m..10s"), `--restart-backoff: back-off "1m..10s": "10s" is not a duration at least 1m`},
 		{append(run, "--restart-backoff", "5s,after=1m"), `--restart-backoff: back-off "5s,after=1m": after the comma want reset=DURATION (10m)`},
+		{append(run, "--grace", "-5s"), `--grace "-5s": want a duration of 0 or more, such as 30s (0 kills at once)`},
+		{append(run, "--grace", "soon"), `--grace "soon": want a duration of 0 or more`},
+		{[]string{"replay", "--target", "reference", "--schedule", "kill@3", "--grace", "1 minute"}, `--grace "1 minute": want a duration`},
 		{append(run, "--fs-model", "xfs"), `--fs-model: unknown filesystem model "xfs" (want posix or ext4-ordered)`},
 		{[]string{"replay", "--target", "reference", "--schedule", "power@3", "--fs-model", "btrfs"}, `--fs-model: unknown filesystem model "btrfs"`},
 		{append(run, "--format", "json,pdf"), `unknown format "pdf"`},
@@ -139,7 +142,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"replay", "--target", "nope", "--schedule", "kill@3"}, `unknown target "nope"`},
 		{[]string{"replay", "--target", "reference"}, "replay needs --case ID REPORT, or --target NAME (or --exec COMMAND) --seed N --schedule SCHEDULE"},
 		{[]string{"replay", "--case", "x"}, "replay --case ID takes one report"},
-		{[]string{"replay", "--case", "x", "--seed", "2", report}, "drop --target, --exec, --seed, --schedule, --fs-model, --restart and --restart-backoff"},
+		{[]string{"replay", "--case", "x", "--seed", "2", report}, "drop --target, --exec, --seed, --schedule, --fs-model, --restart, --restart-backoff and --grace"},
 		{[]string{"replay", "--target", "reference", "--schedule", "kill@3", report}, "replay without --case takes no arguments"},
 		// Files.
 		{[]string{"replay", "--case", "x", missing}, "missing.json: no such file or directory"},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -331,5 +332,38 @@ func TestFailureQuotesTheOutputAsLines(t *testing.T) {
 `
 	if code != exitUsage || errOut != want {
 		t.Fatalf("exit %d, stderr:\n%s\nwant exit 2 and:\n%s", code, errOut, want)
+	}
+}
+
+// A deploy's grace period (--grace) is recorded in the report and given in each case's replay
+// command, which replays the case under it. The child dies of the SIGTERM (Go's default) with its
+// call in flight (sent, its 1s latency not over): the call dies with it, as when a command exits
+// with a call in flight, and the next version makes it.
+func TestReplayCommandsCarryTheGracePeriod(t *testing.T) {
+	_, child := built(t)
+	out := filepath.Join(t.TempDir(), "report")
+	args := append(childArgs(child), "--upgrade-exec", child+" -mode correct", "--faults", "upgrade", "--only", "orders:upgrade@3",
+		"--grace", "5s", "--out", out, "--format", "json")
+	if code, stdout, errOut := chaoskit(t, append([]string{"run"}, args...)...); code != exitOK {
+		t.Fatalf("exit %d, want 0:\n%s%s", code, stdout, errOut)
+	}
+	rep := loadDir(t, out)
+	c := rep.Cases[0]
+	if rep.Options.Grace != "5s" || !strings.HasSuffix(c.Repro, " --grace 5s") {
+		t.Fatalf("grace %q recorded, case %s replayed by %q; want 5s, and --grace 5s", rep.Options.Grace, c.ID, c.Repro)
+	}
+	words, err := splitCommand(c.Repro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, replayed, _ := chaoskit(t, append(words[1:], "--trace")...)
+	for _, want := range []string{"upgrade@3: process 0 asked to stop (SIGTERM), killed if still running in 5s",
+		"process 0 stopped within the deploy's grace period (failed: killed by signal terminated)"} {
+		if !strings.Contains(replayed, want) {
+			t.Errorf("the replay's trace does not say %q", want)
+		}
+	}
+	if next := regexp.MustCompile(`\n\s*4\s+p(\d)\s`).FindStringSubmatch(replayed); code != exitOK || next == nil || next[1] != "1" {
+		t.Errorf("%s: exit %d, want a pass with beat 4 the next version's:\n%s", c.Repro, code, replayed)
 	}
 }

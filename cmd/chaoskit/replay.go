@@ -23,6 +23,7 @@ func runReplay(c *cli, args []string) error {
 	fsModel := fs.String("fs-model", "posix", "what a power loss keeps: posix or ext4-ordered (as the campaign ran)")
 	restart := fs.String("restart", "always", "restart a process that fails on its own: always, never, or at most N times (as the campaign ran)")
 	backoff := fs.String("restart-backoff", sim.DefaultBackoff.String(), "how long a failed process waits to be restarted (as the campaign ran)")
+	grace := fs.String("grace", sim.DefaultGrace.String(), graceUsage+" (as the campaign ran)")
 	trace := fs.Bool("trace", false, "show the beats that tell what happened (the report's timeline of a failure), for a case that passes too")
 	ef := addExecFlags(fs)
 	bf := addBoundFlags(fs)
@@ -38,13 +39,13 @@ func runReplay(c *cli, args []string) error {
 	var want *reports.Case
 	// How the case runs (restarts, the golden runs' bounds, the filesystem model): from the
 	// report, or from the flags.
-	params := reports.Options{Restart: *restart, FSModel: *fsModel}
+	params := reports.Options{Restart: *restart, FSModel: *fsModel, Grace: *grace}
 	if *backoff != sim.DefaultBackoff.String() {
 		params.RestartBackoff = *backoff
 	}
 	if *caseID != "" {
-		if set["target"] || set["seed"] || set["schedule"] || set["fs-model"] || set["restart"] || set["restart-backoff"] || len(commands) > 0 {
-			return usagef("replay --case takes the target, seed, schedule and how the case runs from the report: drop --target, --exec, --seed, --schedule, --fs-model, --restart and --restart-backoff")
+		if set["target"] || set["seed"] || set["schedule"] || set["fs-model"] || set["restart"] || set["restart-backoff"] || set["grace"] || len(commands) > 0 {
+			return usagef("replay --case takes the target, seed, schedule and how the case runs from the report: drop --target, --exec, --seed, --schedule, --fs-model, --restart, --restart-backoff and --grace")
 		}
 		if len(pos) != 1 {
 			return usagef("replay --case ID takes one report (a report.json or its directory), got %d arguments", len(pos))

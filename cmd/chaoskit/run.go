@@ -39,6 +39,7 @@ type campaignFlags struct {
 	exec                *execFlags
 	faults, mode, shard *string
 	restart, backoff    *string
+	grace               *string
 	fsModel             *string
 	cases, depth        *int
 	seed                *uint64
@@ -84,6 +85,9 @@ func (b *boundFlags) record(set map[string]bool) (beats int, virtual string) {
 	return beats, virtual
 }
 
+// graceUsage is the usage of --grace, run's and replay's.
+const graceUsage = "how long a deploy (upgrade@N) lets the old version run after SIGTERM (in process, its context cancelled) before it kills it, in virtual time, as Kubernetes' terminationGracePeriodSeconds; 0 kills at once"
+
 func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 	f := &campaignFlags{}
 	fs.Var(&f.targets, "target", "a target to run; repeat the flag or list several with commas")
@@ -96,6 +100,7 @@ func addCampaignFlags(fs *flag.FlagSet) *campaignFlags {
 	f.shard = fs.String("shard", "", "run only shard I/N: the cases whose index is I-1 modulo N")
 	f.restart = fs.String("restart", "always", "restart a process that fails on its own: always (as a supervisor would), never, or at most N times")
 	f.backoff = fs.String("restart-backoff", sim.DefaultBackoff.String(), "how long a failed process waits to be restarted, in virtual time: INITIAL..MAX doubling (Kubernetes'), or DELAY every time (systemd's RestartSec)")
+	f.grace = fs.String("grace", sim.DefaultGrace.String(), graceUsage)
 	f.bounds = addBoundFlags(fs)
 	f.fsModel = fs.String("fs-model", "posix", "what a power loss keeps: posix (only what fsync promises) or ext4-ordered (what ext4's defaults keep)")
 	return f
@@ -126,6 +131,7 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 	if backoff == sim.DefaultBackoff.String() {
 		backoff = "" // as a report records the default
 	}
+	grace := *f.grace
 	if !f.set["faults"] && *f.exec.upgrade != "" {
 		kinds += "," + string(faults.Upgrade) // a next version given is a deploy to test
 	}
@@ -143,6 +149,7 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 		inherit(f.set, "shard", &shard, o.Shard)
 		inherit(f.set, "restart", &restart, o.Restart)
 		inherit(f.set, "restart-backoff", &backoff, o.RestartBackoff)
+		inherit(f.set, "grace", &grace, o.Grace)
 		inherit(f.set, "max-beats", &maxBeats, o.MaxBeats)
 		inherit(f.set, "max-virtual-time", &maxTime, o.MaxVirtualTime)
 		inherit(f.set, "fs-model", &fsModel, o.FSModel)
@@ -151,7 +158,7 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 		return nil, err
 	}
 	camp, err := campaignOf(seed, reports.Options{Targets: targets, Commands: commands, Faults: strings.Split(kinds, ","), Mode: mode,
-		Cases: cases, Depth: depth, Shard: shard, Restart: restart, RestartBackoff: backoff, MaxBeats: maxBeats, MaxVirtualTime: maxTime,
+		Cases: cases, Depth: depth, Shard: shard, Restart: restart, RestartBackoff: backoff, Grace: grace, MaxBeats: maxBeats, MaxVirtualTime: maxTime,
 		FSModel: fsModel})
 	if err != nil || !f.set["faults"] {
 		return camp, err
