@@ -38,7 +38,9 @@ func (m *multiFlag) Set(s string) error {
 type execFlags struct {
 	exec, names, tools, ignore, env, http    multiFlag
 	state, disk, beats, dir, clock, cassette *string
-	upgrade, upgradeState                    *string // the next version's command and state command
+	// upgrade and upgradeState are the next versions' commands and state commands, each paired
+	// with the --exec in the same place.
+	upgrade, upgradeState multiFlag
 }
 
 // execParams are the flags of execFlags, in the order error messages name them.
@@ -57,8 +59,8 @@ func addExecFlags(fs *flag.FlagSet) *execFlags {
 	f.beats = fs.String("beats", "all", "with --disk fuse, which of a command's doings are beats: all (requests and file operations) or calls (requests only)")
 	f.clock = fs.String("clock", "virtual", "the clock the commands' own sleeps, timeouts and clock reads see: virtual (trapped: they wait in virtual time and return at once) or wall (the machine's)")
 	f.dir = fs.String("dir", "", "the commands' working directory (default: the current one)")
-	f.upgrade = fs.String("upgrade-exec", "", "the command of the --exec target's next version, which an upgrade fault (--faults upgrade) deploys mid-run: every process after it runs this command, on the state the old version left")
-	f.upgradeState = fs.String("upgrade-state", "", "the --upgrade-exec version's state command (default: --state)")
+	fs.Var(&f.upgrade, "upgrade-exec", "the command of the --exec target's next version, which an upgrade fault (--faults upgrade) deploys mid-run: every process after it runs this command, on the state the old version left (with several --exec, one each, in the same order)")
+	fs.Var(&f.upgradeState, "upgrade-state", "the --upgrade-exec version's state command (default: --state; with several --upgrade-exec, one each, in the same order)")
 	fs.Var(&f.env, "env", "KEY=VALUE added to the commands' environment, ${CHAOSKIT_...} in VALUE replaced by the process's own, e.g. 'PAYMENTS_URL=${CHAOSKIT_HTTP_URL}' (repeatable)")
 	return f
 }
@@ -77,11 +79,14 @@ func (f *execFlags) commands(set map[string]bool) ([]reports.Command, error) {
 	if len(f.names) > len(f.exec) {
 		return nil, usagef("%d --name for %d --exec", len(f.names), len(f.exec))
 	}
-	if *f.upgrade == "" && set["upgrade-state"] {
+	if len(f.upgrade) == 0 && set["upgrade-state"] {
 		return nil, usagef("--upgrade-state is the state command of the --upgrade-exec version, and there is none")
 	}
-	if *f.upgrade != "" && len(f.exec) > 1 {
-		return nil, usagef("--upgrade-exec is the next version of one --exec, and there are %d: run them one at a time", len(f.exec))
+	if n := len(f.upgrade); n > 0 && n != len(f.exec) {
+		return nil, usagef("%d --upgrade-exec for %d --exec: give the next version of each --exec, in the same order", n, len(f.exec))
+	}
+	if n := len(f.upgradeState); n > 0 && n != len(f.upgrade) {
+		return nil, usagef("%d --upgrade-state for %d --upgrade-exec: give the state command of each, in the same order", n, len(f.upgrade))
 	}
 	for _, e := range f.env {
 		if k, _, ok := strings.Cut(e, "="); !ok || k == "" {
@@ -119,14 +124,14 @@ func (f *execFlags) commands(set map[string]bool) ([]reports.Command, error) {
 				return nil, usagef("--state %q: %v", *f.state, err)
 			}
 		}
-		if *f.upgrade != "" {
-			if cmd.Upgrade, err = splitCommand(*f.upgrade); err != nil {
-				return nil, usagef("--upgrade-exec %q: %v", *f.upgrade, err)
+		if i < len(f.upgrade) {
+			if cmd.Upgrade, err = splitCommand(f.upgrade[i]); err != nil {
+				return nil, usagef("--upgrade-exec %q: %v", f.upgrade[i], err)
 			}
 		}
-		if *f.upgradeState != "" {
-			if cmd.UpgradeState, err = splitCommand(*f.upgradeState); err != nil {
-				return nil, usagef("--upgrade-state %q: %v", *f.upgradeState, err)
+		if i < len(f.upgradeState) {
+			if cmd.UpgradeState, err = splitCommand(f.upgradeState[i]); err != nil {
+				return nil, usagef("--upgrade-state %q: %v", f.upgradeState[i], err)
 			}
 		}
 		cmd.Name = process.Target{Argv: argv}.Name()

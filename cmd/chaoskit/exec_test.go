@@ -367,3 +367,31 @@ func TestReplayCommandsCarryTheGracePeriod(t *testing.T) {
 		t.Errorf("%s: exit %d, want a pass with beat 4 the next version's:\n%s", c.Repro, code, replayed)
 	}
 }
+
+// Several --exec, each with its next version: --upgrade-exec and --upgrade-state pair with them
+// in order, and each target's upgrade case deploys its own.
+func TestUpgradeExecPairsWithEachExec(t *testing.T) {
+	_, child := built(t)
+	out := filepath.Join(t.TempDir(), "report")
+	code, stdout, errOut := chaoskit(t, "run", "--exec", child+" -mode correct", "--name", "a", "--exec", child+" -mode correct", "--name", "b",
+		"--tool", "create_po=idempotent,latency=1s", "--tool", "check=idempotent,async=10m", "--state", child+" -dump-state",
+		"--upgrade-exec", child+" -mode correct", "--upgrade-exec", child+" -mode act-then-save",
+		"--upgrade-state", child+" -dump-state", "--upgrade-state", child+" -dump-state",
+		"--faults", "upgrade", "--only", "a:upgrade@3", "--only", "b:upgrade@3", "--out", out, "--format", "json")
+	if code != exitOK && code != exitFail { // b's next version saves after it acts: it may fail
+		t.Fatalf("exit %d, want 0 or 1:\n%s%s", code, stdout, errOut)
+	}
+	rep := loadDir(t, out)
+	var next []string
+	for _, cmd := range rep.Options.Commands {
+		next = append(next, cmd.Name+": "+strings.Join(cmd.Upgrade[1:], " "))
+	}
+	if want := []string{"a: -mode correct", "b: -mode act-then-save"}; !slices.Equal(next, want) || len(rep.Cases) != 2 {
+		t.Errorf("next versions %q, %d cases; want %q and 2", next, len(rep.Cases), want)
+	}
+	for _, c := range rep.Cases {
+		if want := map[string]string{"a": "-mode correct", "b": "-mode act-then-save"}[c.Target]; !strings.Contains(c.Repro, "--upgrade-exec '"+child+" "+want+"'") {
+			t.Errorf("case %s replays with %q, want the next version %q", c.ID, c.Repro, want)
+		}
+	}
+}

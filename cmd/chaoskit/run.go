@@ -132,7 +132,7 @@ func (f *campaignFlags) campaign(base *campaign.Campaign) (*campaign.Campaign, e
 		backoff = "" // as a report records the default
 	}
 	grace := *f.grace
-	if !f.set["faults"] && *f.exec.upgrade != "" {
+	if !f.set["faults"] && len(f.exec.upgrade) > 0 {
 		kinds += "," + string(faults.Upgrade) // a next version given is a deploy to test
 	}
 	maxBeats, maxTime := f.bounds.record(f.set)
