@@ -110,7 +110,8 @@ type spec struct {
 	// argv runs the agent, in dir; stateArgv prints its durable state.
 	argv, stateArgv []string
 	dir             string
-	// cassette is the model's answers (adapters/provider/CASSETTE.md).
+	// cassette is the model's answers (adapters/provider/CASSETTE.md); none for an agent that
+	// asks no model.
 	cassette string
 	// routes are the REST doubles (rest.ParseRoute), tools the MCP server's.
 	routes []string
@@ -123,11 +124,14 @@ type spec struct {
 // --tool and --env makes of it.
 func (s spec) target(t *testing.T) process.Target {
 	t.Helper()
-	c, err := provider.Load(s.cassette)
-	if err != nil {
-		t.Fatal(err)
+	cfg := services.Config{Tools: s.tools}
+	if s.cassette != "" {
+		c, err := provider.Load(s.cassette)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Cassette = c
 	}
-	cfg := services.Config{Cassette: c, Tools: s.tools}
 	for _, text := range s.routes {
 		r, err := rest.ParseRoute(text)
 		if err != nil {

@@ -39,8 +39,8 @@
 //	--rerun   starts a new thread (RR-7731-run2) on every restart instead of resuming the one it
 //	          has: the model is asked from the start and every finished call is made again under
 //	          the new thread's keys.
-import path from 'node:path';
 import { stateDir, load, save } from './checkpoint.mjs';
+import { openSaver, resultId, supportMcpUrl } from './langgraph-support.mjs';
 
 /** The refund request this agent carries out. */
 const REQUEST = {
@@ -50,9 +50,6 @@ const REQUEST = {
 
 /** The job file: which thread carries the request. */
 const JOB = 'refund-job.json';
-
-/** The checkpointer's database in the state directory. */
-const DB = 'checkpoints.db';
 
 const flags = new Set(process.argv.slice(2));
 const noKey = flags.has('--no-key');
@@ -82,7 +79,7 @@ async function main() {
 
   const mcp = new MultiServerMCPClient({
     mcpServers: {
-      support: { url: process.env.SUPPORT_MCP_URL || requiredEnv('CHAOSKIT_MCP_URL'), automaticSSEFallback: false },
+      support: { url: supportMcpUrl(), automaticSSEFallback: false },
     },
   });
   try {
@@ -125,27 +122,7 @@ async function main() {
   }
 }
 
-/**
- * The checkpointer: SqliteSaver on checkpoints.db, on a connection with synchronous = FULL (see
- * the top of this file).
- */
-async function openSaver(dir) {
-  const { default: Database } = await import('better-sqlite3');
-  const { SqliteSaver } = await import('@langchain/langgraph-checkpoint-sqlite');
-  const db = new Database(path.join(dir, DB));
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  return new SqliteSaver(db);
-}
 
-function requiredEnv(name) {
-  const v = process.env[name];
-  if (!v) {
-    console.error(`langgraph-agent: ${name} is not set`);
-    process.exit(2);
-  }
-  return v;
-}
 
 /**
  * Prints the thread's latest checkpoint as the oracle compares it: each message's type, text and
@@ -174,19 +151,4 @@ async function dumpState() {
   const last = plain.at(-1);
   const status = last?.type === 'ai' && !last.tool_calls ? 'done' : 'running';
   process.stdout.write(JSON.stringify({ request: job.request, thread_id: job.thread_id, status, messages: plain }) + '\n');
-}
-
-/** The id a tool's result names ({"id":...} as text), else the result. */
-function resultId(content) {
-  if (typeof content === 'object') return resultId(JSON.stringify(content));
-  const text = content;
-  try {
-    const doc = JSON.parse(text);
-    if (doc?.id) return doc.id;
-    if (Array.isArray(doc) && doc.length === 1) return resultId(doc[0]);
-    if (doc?.type === 'text') return resultId(doc.text); // an MCP content block
-  } catch {
-    // not JSON: the text itself
-  }
-  return text;
 }
