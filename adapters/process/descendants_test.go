@@ -43,7 +43,8 @@ func escapes(t *testing.T, how string) {
 	tg := child("correct")
 	tg.Argv = append(tg.Argv, "-escape", how)
 	tg.Env = []string{"CHILD_MARK=" + marks}
-	rn, err := newRunner(t, tg, sim.Options{Name: "child/escape-" + how})
+	// Each kill case runs its own recovery, which starts the children this test looks for.
+	rn, err := newRunner(t, tg, sim.Options{Name: "child/escape-" + how, NoShare: true})
 	if err != nil {
 		t.Fatal(err)
 	}
