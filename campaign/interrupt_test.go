@@ -3,19 +3,19 @@ package campaign_test
 import (
 	"context"
 	"errors"
-	"regexp"
 	"testing"
 
 	"github.com/chaoskit/chaoskit/campaign"
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/harness"
+	"github.com/chaoskit/chaoskit/internal/sharecheck"
 	"github.com/chaoskit/chaoskit/reference"
 	"github.com/chaoskit/chaoskit/sim"
 	"github.com/spf13/afero"
 )
 
 // wallClock matches a report's wall-clock fields and its trailer (whose checksum covers them).
-var wallClock = regexp.MustCompile(`(?m)^\s*"[a-z_]*_ms": [0-9.e+-]+,?\n|^  "trailer": .*\n`)
+var wallClock = sharecheck.WallClock
 
 // A campaign whose context is done stops at once, during its golden runs or its cases (shrinking
 // included), keeps its journal, and journals no case it did not finish: resumed, it writes the
