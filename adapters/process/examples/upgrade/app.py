@@ -27,7 +27,7 @@ Version 2 renames the checkpoint's field, and with --grams also changes a tool's
     ("weight_kg": 1.2), under the same key: the same parcel is the same shipment. The shipment
     version 1 may have sent before the deploy (the step at a checkpoint of version 1) it sends
     as version 1 did, so that the carrier answers it as the replay it is; --no-in-flight sends
-    it in grams, which a carrier with idempotency keys refuses (Stripe-style 422
+    it in grams, which a carrier with idempotency keys refuses (an idempotency error, 422
     idempotency_error: a key used again with other parameters), and fails each time it starts.
 """
 
