@@ -437,7 +437,7 @@ func (rn *Runner) runCaseMode(s, like faults.Schedule, keep bool, mode shareMode
 
 	if x.stopped != nil {
 		if claimed != nil {
-			claimed.publish(r, s[0].Beat, crashNote, x, nil)
+			rn.publish(claimed, r, s[0].Beat, crashNote, x, nil)
 		}
 		c.Verdict = oracle.Verdict{Outcome: oracle.Unknown, Reason: x.String()}
 		c.interrupted = true
@@ -446,7 +446,7 @@ func (rn *Runner) runCaseMode(s, like faults.Schedule, keep bool, mode shareMode
 	r.atEnd(x)
 	obs := r.observe(x, judge.state(), false)
 	if claimed != nil {
-		claimed.publish(r, s[0].Beat, crashNote, x, obs)
+		rn.publish(claimed, r, s[0].Beat, crashNote, x, obs)
 	}
 	oo := oracle.Options{Compare: judge.cmp, WorkLostSlack: rn.o.WorkLostSlack, Ordered: judge.ordered}
 	if o.Workers > rn.o.Workers {

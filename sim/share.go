@@ -2,10 +2,12 @@ package sim
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/chaoskit/chaoskit/faults"
 	"github.com/chaoskit/chaoskit/oracle"
@@ -110,6 +112,8 @@ type share struct {
 	done  chan struct{}
 	close sync.Once
 	rec   *recovery
+	key   shareKey
+	size  int // rec.size(), counted in shares.bytes once published
 }
 
 // end closes done, once: a run that stops without publishing (it panicked) leaves the cases
@@ -121,16 +125,80 @@ type shares struct {
 	mu    sync.Mutex
 	m     map[shareKey]*share
 	order []shareKey // the keys of m, oldest first
+	bytes int        // what the recoveries of m hold, by recovery.size
 	tally Tally
 }
 
-// keptRecoveries is how many recoveries a Runner keeps for cases to come: the cases that share
-// one are mostly neighbours in a campaign's list (the beats of one stretch between two fsyncs),
-// so a few suffice, and memory stays independent of the campaign's size. Each holds its run's
-// observation, the state document included: 64 of them kept 12 MiB more alive after a campaign
-// of a 2 MiB state than TestStateMemoryIsFlatInCases allows; 4 keep what running without
-// sharing does.
-const keptRecoveries = 4
+// keptRecoveries and recoveryBudget bound the recoveries a Runner keeps for cases to come: at
+// least the last keptRecoveries, and older ones while all of them together hold at most
+// recoveryBudget bytes (recovery.size). The cases that share a recovery are neighbours in a
+// campaign's list only within one fault kind: an exhaustive campaign lists every power cut
+// before the kills, so a kill finds the power cut of its beat (the same crash state when nothing
+// was pending) only if the runner still holds it. Keeping only the last 4 ran 493 recoveries for
+// the 783 cases of the Burr campaign on FUSE, whose crash states are 326. Each holds its run's
+// observation, the state document included, so the budget is in bytes, not recoveries: a
+// campaign of a 2 MiB state keeps the last 4 (TestStateMemoryIsFlatInCases), one of a few
+// kilobytes keeps hundreds, and memory stays independent of the campaign's size.
+const (
+	keptRecoveries = 4
+	recoveryBudget = 8 << 20
+)
+
+// size estimates the bytes rec holds: its beats, notes and observation, documents walked.
+func (rec *recovery) size() int {
+	n := len(rec.beats) * int(unsafe.Sizeof(Beat{}))
+	for _, b := range rec.beats {
+		n += len(b.Name) + len(b.Key) + len(b.Ref) + len(b.Op.Path) + len(b.Op.To)
+	}
+	for _, note := range rec.notes {
+		n += 32 + len(note)
+	}
+	o := rec.obs
+	n += docSize(o.State) + docSize(o.Result) + len(o.Err) + len(o.StateErr)
+	for _, e := range o.Effects {
+		n += int(unsafe.Sizeof(e)) + len(e.Tool) + len(e.Identity) + len(e.Key)
+	}
+	for _, u := range o.KeyReuses {
+		n += int(unsafe.Sizeof(u)) + len(u.Tool) + len(u.Key) + len(u.FirstArgs) + len(u.NewArgs)
+	}
+	for _, c := range o.Calls {
+		n += int(unsafe.Sizeof(c)) + len(c.Identity)
+	}
+	for _, m := range o.Marks {
+		n += int(unsafe.Sizeof(m)) + len(m.Label)
+	}
+	for _, p := range o.Processes {
+		n += int(unsafe.Sizeof(p)) + len(p.Frozen)*64
+	}
+	for _, m := range o.ModelCalls {
+		n += 16 + len(m)
+	}
+	return n
+}
+
+// docSize estimates the bytes a decoded document holds: its strings and numbers, and a word or
+// two for each value, key and element.
+func docSize(v any) int {
+	switch v := v.(type) {
+	case string:
+		return 16 + len(v)
+	case json.Number:
+		return 16 + len(v)
+	case map[string]any:
+		n := 48
+		for k, e := range v {
+			n += 16 + len(k) + docSize(e)
+		}
+		return n
+	case []any:
+		n := 24
+		for _, e := range v {
+			n += docSize(e)
+		}
+		return n
+	}
+	return 16 // nil, a bool, a float, or a value the target returned as is
+}
 
 // Tally counts what a Runner ran: the cases it decided, the runs of the target they took (a
 // failing case runs twice, to check that it is deterministic), and the cases decided from the
@@ -167,20 +235,28 @@ func (rn *Runner) claim(k shareKey) (*share, bool) {
 	if sh.m == nil {
 		sh.m = map[shareKey]*share{}
 	}
-	s := &share{done: make(chan struct{})}
+	s := &share{done: make(chan struct{}), key: k}
 	sh.m[k] = s
 	sh.order = append(sh.order, k)
-	for i := 0; len(sh.m) > keptRecoveries && i < len(sh.order); {
-		old := sh.order[i]
+	sh.evict()
+	return s, true
+}
+
+// evict drops the oldest recoveries run while more than keptRecoveries are kept and together
+// they hold more than recoveryBudget bytes; one still running stays, as a case may be waiting
+// for it. Called with mu held.
+func (sh *shares) evict() {
+	for i := 0; len(sh.m) > keptRecoveries && sh.bytes > recoveryBudget && i < len(sh.order); {
+		old := sh.m[sh.order[i]]
 		select {
-		case <-sh.m[old].done:
-			delete(sh.m, old)
+		case <-old.done:
+			sh.bytes -= old.size
+			delete(sh.m, sh.order[i])
 			sh.order = append(sh.order[:i], sh.order[i+1:]...)
 		default:
-			i++ // still running: a case may be waiting for it
+			i++
 		}
 	}
-	return s, true
 }
 
 // forget drops the share of crash state k, whose run ended without a recovery to hand on (it
@@ -189,6 +265,7 @@ func (rn *Runner) forget(k shareKey, s *share) {
 	sh := &rn.shares
 	sh.mu.Lock()
 	if sh.m[k] == s {
+		sh.bytes -= s.size
 		delete(sh.m, k)
 		for i, o := range sh.order {
 			if o == k {
@@ -204,7 +281,7 @@ func (rn *Runner) forget(k shareKey, s *share) {
 // to the cases waiting for it, if it ended cleanly; otherwise they run on their own.
 // crashNote is what r noted at beat k once it had crashed there: a recovery that noted more at
 // the crash beat is not handed on, for the notes of another case's crash beat are its own.
-func (s *share) publish(r *run, k int, crashNote string, x ending, obs *oracle.Observation) {
+func (rn *Runner) publish(s *share, r *run, k int, crashNote string, x ending, obs *oracle.Observation) {
 	defer s.end()
 	if x.hung != "" || x.over || x.late || x.stopped != nil || r.spinning() || r.halted || obs.Undecided != "" || r.notes[k] != crashNote {
 		return
@@ -216,7 +293,14 @@ func (s *share) publish(r *run, k int, crashNote string, x ending, obs *oracle.O
 			rec.notes[b] = n
 		}
 	}
-	s.rec = rec
+	s.rec, s.size = rec, rec.size()
+	sh := &rn.shares
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.m[s.key] == s {
+		sh.bytes += s.size
+		sh.evict()
+	}
 }
 
 // fits reports whether recovery rec can stand for that of a run crashed by f, whose bound is

@@ -108,3 +108,70 @@ func schedules(kind faults.Kind, beats []int) faults.Schedule {
 	}
 	return s
 }
+
+// syncedRecords appends records to a log, each written and fsynced before the next; restarted,
+// it appends what the log lacks.
+type syncedRecords struct{ n int }
+
+func (syncedRecords) Tools() []harness.Tool { return nil }
+
+func (s syncedRecords) Run(ctx context.Context, env *harness.Env) (any, error) {
+	fsys := env.FS()
+	b, _ := afero.ReadFile(fsys, "log")
+	f, err := fsys.OpenFile("log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if err := syncDir(fsys); err != nil {
+		return nil, err
+	}
+	for i := len(b); i < s.n; i++ {
+		if _, err := f.Write([]byte{'a' + byte(i)}); err != nil {
+			return nil, err
+		}
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+	}
+	return "done", nil
+}
+
+func (syncedRecords) State(fsys afero.Fs) (any, error) {
+	b, err := afero.ReadFile(fsys, "log")
+	return string(b), err
+}
+
+// A power cut that loses only the write it fell on leaves what a kill before that write left:
+// it shares the kill's recovery even when many other recoveries ran in between, as they do in a
+// campaign that lists every kill before the power cuts.
+func TestARecoveryIsKeptForCasesFarDownTheList(t *testing.T) {
+	const records = 20
+	target := syncedRecords{n: records}
+	shared, alone := newRunner(t, target, sim.Options{}), newRunner(t, target, sim.Options{NoShare: true})
+	g, err := shared.Golden(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(g.Trace())
+	var kills, powers faults.Schedule
+	for b := range n {
+		kills = append(kills, faults.Fault{Kind: faults.Kill, Beat: b})
+		powers = append(powers, faults.Fault{Kind: faults.Power, Beat: b})
+	}
+	var afterKills sim.Tally
+	for _, f := range append(kills, powers...) {
+		if f == powers[0] {
+			afterKills = shared.Tally()
+		}
+		s, o := shared.Run(faults.Schedule{f}), alone.Run(faults.Schedule{f})
+		got, want := fmt.Sprintf("%s %+v %v", s.Verdict.Outcome, s.Verdict.Metrics, s.State), fmt.Sprintf("%s %+v %v", o.Verdict.Outcome, o.Verdict.Metrics, o.State)
+		if got != want {
+			t.Errorf("%s: shared %s, alone %s", f, got, want)
+		}
+	}
+	// A kill at a write and one at its fsync leave the same page cache: one recovery for the two.
+	if afterKills.Runs != records+2 || shared.Tally().Runs != afterKills.Runs {
+		t.Errorf("%d kills took %d recoveries, %d power cuts %d more; want %d (a write and its fsync share one; the open and the directory's fsync have their own), and none", len(kills), afterKills.Runs, len(powers), shared.Tally().Runs-afterKills.Runs, records+2)
+	}
+}
