@@ -334,6 +334,9 @@ func spread(xs []float64) benchSpread {
 
 func (s benchSpread) String() string { return fmt.Sprintf("%.3f/%.3f/%.3f", s.Min, s.Median, s.Max) }
 
+// counts writes a spread of whole numbers, as 323/326/328.
+func (s benchSpread) counts() string { return fmt.Sprintf("%.0f/%.0f/%.0f", s.Min, s.Median, s.Max) }
+
 // cpuNow returns the CPU time used so far by this process, the children it has waited for, and
 // its helpers.
 func cpuNow() time.Duration {

@@ -17,11 +17,13 @@ import (
 // shared and with every case running its own (--no-share), the two run one after the other,
 // rounds times over, which of them first alternating.
 type benchShare struct {
-	Name       string `json:"name"`
-	Cases      int    `json:"cases"`
-	Rounds     int    `json:"rounds"`
-	RunsShared int    `json:"runs_shared"` // the runs of the target the campaign took, sharing
-	RunsAlone  int    `json:"runs_alone"`  // and without
+	Name   string `json:"name"`
+	Cases  int    `json:"cases"`
+	Rounds int    `json:"rounds"`
+	// Per round, the runs of the target the campaign took, sharing and without: sharing, it
+	// varies with the order in which cases of one crash state finish.
+	RunsShared benchSpread `json:"runs_shared"`
+	RunsAlone  benchSpread `json:"runs_alone"`
 	// Per round: cases decided per second of wall-clock time, and CPU seconds (chaoskit's, its
 	// helpers' and the commands').
 	CasesPerSecShared benchSpread `json:"cases_per_sec_shared"`
@@ -34,7 +36,7 @@ type benchShare struct {
 // measureShare runs the campaign camp builds with and without sharing, rounds times each.
 func measureShare(c *cli, name string, rounds int, camp func(noShare bool) *campaign.Campaign) (benchShare, error) {
 	m := benchShare{Name: name, Rounds: rounds}
-	var rate, cpu [2][]float64 // by noShare
+	var rate, cpu, runs [2][]float64 // by noShare
 	var ratios []float64
 	for round := range rounds {
 		var costs [2]cost
@@ -50,16 +52,16 @@ func measureShare(c *cli, name string, rounds int, camp func(noShare bool) *camp
 			}
 			j := 0
 			if noShare {
-				j, m.RunsAlone = 1, t.Runs
-			} else {
-				m.RunsShared = t.Runs
+				j = 1
 			}
 			m.Cases, costs[j] = t.Cases, k
+			runs[j] = append(runs[j], float64(t.Runs))
 			rate[j] = append(rate[j], float64(t.Cases)/k.wall.Seconds())
 			cpu[j] = append(cpu[j], k.cpu.Seconds())
 		}
 		ratios = append(ratios, float64(costs[1].cpu)/float64(max(costs[0].cpu, 1)))
 	}
+	m.RunsShared, m.RunsAlone = spread(runs[0]), spread(runs[1])
 	m.CasesPerSecShared, m.CasesPerSecAlone = spread(rate[0]), spread(rate[1])
 	m.CPUShared, m.CPUAlone, m.CPURatio = spread(cpu[0]), spread(cpu[1]), spread(ratios)
 	fmt.Fprintf(c.stderr, "chaoskit: bench: %s with and without sharing done\n", name)
@@ -102,7 +104,8 @@ func shareDemo(c *cli, rounds, parallel int) (benchShare, error) {
 }
 
 func (m benchShare) print(w io.Writer) {
-	fmt.Fprintf(w, "\n%s: %d cases, %d runs of the target sharing recoveries, %d without (%d rounds, interleaved)\n", m.Name, m.Cases, m.RunsShared, m.RunsAlone, m.Rounds)
+	fmt.Fprintf(w, "\n%s: %d cases (%d rounds, interleaved)\n", m.Name, m.Cases, m.Rounds)
+	fmt.Fprintf(w, "  runs of the target min/median/max: %s sharing recoveries, %s without\n", m.RunsShared.counts(), m.RunsAlone.counts())
 	fmt.Fprintf(w, "  cases a second min/median/max: %s sharing, %s without\n", m.CasesPerSecShared, m.CasesPerSecAlone)
 	fmt.Fprintf(w, "  CPU seconds min/median/max:    %s sharing, %s without; without over sharing %s\n", m.CPUShared, m.CPUAlone, m.CPURatio)
 }
