@@ -29,6 +29,8 @@ export interface CheckOptions {
   upgrade?: string[] | string;
   /** The next version's state command (--upgrade-state; default: state). */
   upgradeState?: string[] | string;
+  /** How long the deploy lets the old version run after SIGTERM before it kills it, in virtual time: '30s' (the default), '0' to kill at once (--grace). */
+  grace?: string;
   /** The fault kinds or families: `['kill', 'tool']` or `'kill,tool'` (default: storage, or kill on a plain disk). */
   faults?: string[] | string;
   /** JSON paths left out when results and states are compared. */

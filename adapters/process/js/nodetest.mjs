@@ -32,7 +32,7 @@ import { after, describe, it } from 'node:test';
 const INSTALL = 'go install github.com/chaoskit/chaoskit/cmd/chaoskit@latest';
 
 /** The options of check() that are chaoskit run's flags, as check() spells them. */
-const FLAGS = ['exec', 'name', 'tools', 'http', 'cassette', 'state', 'upgrade', 'upgradeState', 'faults', 'ignore', 'disk', 'beats', 'mode', 'cases', 'seed', 'restart', 'parallel', 'env', 'dir'];
+const FLAGS = ['exec', 'name', 'tools', 'http', 'cassette', 'state', 'upgrade', 'upgradeState', 'grace', 'faults', 'ignore', 'disk', 'beats', 'mode', 'cases', 'seed', 'restart', 'parallel', 'env', 'dir'];
 
 /** What check() takes besides the flags. */
 const OTHERS = ['out', 'chaoskit', 'workers']; // workers: parallel's old name
@@ -165,7 +165,7 @@ function flags(o, baseDir) {
   if (o.upgradeState !== undefined) out.push('--upgrade-state', command(o.upgradeState, 'upgradeState'));
   if (o.faults !== undefined) out.push('--faults', Array.isArray(o.faults) ? o.faults.join(',') : String(o.faults));
   for (const p of list(o.ignore, 'ignore')) out.push('--ignore', p);
-  for (const f of ['disk', 'beats', 'mode', 'restart']) if (o[f] !== undefined) out.push(`--${f}`, String(o[f]));
+  for (const f of ['grace', 'disk', 'beats', 'mode', 'restart']) if (o[f] !== undefined) out.push(`--${f}`, String(o[f]));
   for (const f of ['cases', 'seed', 'parallel', 'workers']) {
     if (o[f] === undefined) continue;
     if (!Number.isSafeInteger(o[f]) || o[f] < 0) throw new TypeError(`chaoskit: check: ${f} must be a whole number, got ${String(o[f])}`);

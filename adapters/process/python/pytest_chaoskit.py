@@ -30,7 +30,8 @@ REST doubles: a dict of "METHOD PATH" to contract, or a list of --http values), 
 model's answers, a file relative to the test file's directory), state (the
 command printing the durable state as JSON), upgrade and upgrade_state (the command of the next
 version, which an upgrade fault deploys mid-run, and its state command: --upgrade-exec and
---upgrade-state), faults (a list or "kill,tool"), ignore (JSON paths),
+--upgrade-state), grace (how long the deploy lets the old version run after SIGTERM, "30s" by
+default, "0" to kill at once: --grace), faults (a list or "kill,tool"), ignore (JSON paths),
 disk ("plain" or "fuse"), beats, env (a dict or a list of KEY=VALUE), dir (the command's working
 directory, relative to the test file's, which is the default), mode, cases, seed (default 1),
 restart, name and parallel (cases at once; workers, its old name, is still taken). A command is a
@@ -188,8 +189,8 @@ def _pairs(value, what, sep):
     raise TypeError("chaoskit: %s must be a dict or a list of strings, not %r" % (what, value))
 
 
-OPTIONS = ("tools", "http", "cassette", "state", "upgrade", "upgrade_state", "faults", "ignore", "disk", "beats", "env", "dir", "mode", "cases", "seed",
-           "restart", "name", "parallel", "workers")
+OPTIONS = ("tools", "http", "cassette", "state", "upgrade", "upgrade_state", "grace", "faults", "ignore", "disk", "beats", "env", "dir", "mode",
+           "cases", "seed", "restart", "name", "parallel", "workers")
 """What check() and the marker take besides the command."""
 
 
@@ -220,7 +221,7 @@ def _spec(argv, options, base_dir):
         flags += ["--faults", faults if isinstance(faults, str) else ",".join(faults)]
     for path in options.get("ignore") or []:
         flags += ["--ignore", path]
-    for flag in ("disk", "beats", "mode", "restart"):
+    for flag in ("grace", "disk", "beats", "mode", "restart"):
         if options.get(flag) is not None:
             flags += ["--" + flag, str(options[flag])]
     for flag in ("cases", "seed", "parallel", "workers"):
