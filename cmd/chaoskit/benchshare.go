@@ -69,7 +69,8 @@ func measureShare(c *cli, name string, rounds int, camp func(noShare bool) *camp
 }
 
 // shareCommand measures the exhaustive campaign of cmd under kill, power and torn on a FUSE
-// disk (kill on a plain one), with and without sharing.
+// disk (kill on a plain one), with and without sharing: the campaign chaoskit run --faults
+// kill,power,torn runs, its seed included.
 func shareCommand(c *cli, cmd reports.Command, rounds, parallel int) (benchShare, error) {
 	target, err := execTarget(cmd)
 	if err != nil {
@@ -81,7 +82,7 @@ func shareCommand(c *cli, cmd reports.Command, rounds, parallel int) (benchShare
 	}
 	return measureShare(c, fmt.Sprintf("%s on a %s disk, %s", joinCommand(cmd.Argv), cmd.Disk, kindList(kinds)), rounds, func(noShare bool) *campaign.Campaign {
 		camp := &campaign.Campaign{Targets: []campaign.Target{target}, Options: campaign.Options{Faults: kinds, Parallel: parallel}}
-		camp.Options.NoShare = noShare
+		camp.Options.NoShare, camp.Options.Seed = noShare, 1 // chaoskit run's: the seed draws power:subset's subsets
 		return camp
 	})
 }
