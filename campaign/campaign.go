@@ -162,10 +162,7 @@ func (c *Campaign) Run(ctx context.Context, ro RunOptions) (*reports.Report, err
 	}
 	if ro.Tally != nil {
 		for _, rn := range runners {
-			t := rn.Tally()
-			ro.Tally.Cases += t.Cases
-			ro.Tally.Runs += t.Runs
-			ro.Tally.Shared += t.Shared
+			ro.Tally.Add(rn.Tally())
 		}
 	}
 	var journalErr error

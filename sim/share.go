@@ -113,7 +113,8 @@ type share struct {
 	close sync.Once
 	rec   *recovery
 	key   shareKey
-	size  int // rec.size(), counted in shares.bytes once published
+	size  int  // rec.size(), counted in shares.bytes once published
+	state bool // counted in Tally.States: its crash state was not met before
 }
 
 // end closes done, once: a run that stops without publishing (it panicked) leaves the cases
@@ -126,7 +127,9 @@ type shares struct {
 	m     map[shareKey]*share
 	order []shareKey // the keys of m, oldest first
 	bytes int        // what the recoveries of m hold, by recovery.size
-	tally Tally
+	// dropped holds the crash states whose recovery was let go, up to droppedKept of them.
+	dropped map[[8]byte]struct{}
+	tally   Tally
 }
 
 // keptRecoveries and recoveryBudget bound the recoveries a Runner keeps for cases to come: at
@@ -135,10 +138,10 @@ type shares struct {
 // campaign's list only within one fault kind: an exhaustive campaign lists every power cut
 // before the kills, so a kill finds the power cut of its beat (the same crash state when nothing
 // was pending) only if the runner still holds it. Keeping only the last 4 ran 493 recoveries for
-// the 783 cases of the Burr campaign on FUSE, whose crash states are 326. Each holds its run's
-// observation, the state document included, so the budget is in bytes, not recoveries: a
-// campaign of a 2 MiB state keeps the last 4 (TestStateMemoryIsFlatInCases), one of a few
-// kilobytes keeps hundreds, and memory stays independent of the campaign's size.
+// the 783 cases of the Burr campaign on FUSE, whose crash states are 327 (Tally.States). Each
+// recovery holds its run's observation, the state document included, so the budget is in bytes,
+// not recoveries: a campaign of a 2 MiB state keeps the last 4 (TestStateMemoryIsFlatInCases),
+// one of a few kilobytes keeps hundreds, and memory stays bounded whatever the campaign's size.
 const (
 	keptRecoveries = 4
 	recoveryBudget = 8 << 20
@@ -203,9 +206,28 @@ func docSize(v any) int {
 // Tally counts what a Runner ran: the cases it decided, the runs of the target they took (a
 // failing case runs twice, to check that it is deterministic), and the cases decided from the
 // recovery run of another case with the same crash state, without a run of their own.
+//
+// States counts the distinct crash states among the cases that may share, the fewest
+// recoveries sharing can run. It is exact unless StatesAtMost: a crash state whose recovery was
+// let go (recoveryBudget) and met again counts again once more than droppedKept were let go.
 type Tally struct {
 	Cases, Runs, Shared int
+	States              int
+	StatesAtMost        bool
 }
+
+// Add adds u's counts to t's.
+func (t *Tally) Add(u Tally) {
+	t.Cases += u.Cases
+	t.Runs += u.Runs
+	t.Shared += u.Shared
+	t.States += u.States
+	t.StatesAtMost = t.StatesAtMost || u.StatesAtMost
+}
+
+// droppedKept is how many crash states whose recovery was let go a Runner remembers, by the
+// first 8 bytes of their key, to count each once (Tally.States): some 3 MiB at most.
+const droppedKept = 1 << 16
 
 // Tally returns the Runner's counts so far.
 func (rn *Runner) Tally() Tally {
@@ -218,9 +240,7 @@ func (rn *Runner) Tally() Tally {
 func (rn *Runner) count(cases, runs, shared int) {
 	rn.shares.mu.Lock()
 	defer rn.shares.mu.Unlock()
-	rn.shares.tally.Cases += cases
-	rn.shares.tally.Runs += runs
-	rn.shares.tally.Shared += shared
+	rn.shares.tally.Add(Tally{Cases: cases, Runs: runs, Shared: shared})
 }
 
 // claim returns the share of crash state k and true if the caller is to run its recovery (it
@@ -236,6 +256,10 @@ func (rn *Runner) claim(k shareKey) (*share, bool) {
 		sh.m = map[shareKey]*share{}
 	}
 	s := &share{done: make(chan struct{}), key: k}
+	if _, again := sh.dropped[[8]byte(k[:8])]; !again {
+		s.state = true
+		sh.tally.States++
+	}
 	sh.m[k] = s
 	sh.order = append(sh.order, k)
 	sh.evict()
@@ -251,6 +275,14 @@ func (sh *shares) evict() {
 		select {
 		case <-old.done:
 			sh.bytes -= old.size
+			if sh.dropped == nil {
+				sh.dropped = map[[8]byte]struct{}{}
+			}
+			if len(sh.dropped) < droppedKept {
+				sh.dropped[[8]byte(old.key[:8])] = struct{}{}
+			} else {
+				sh.tally.StatesAtMost = true
+			}
 			delete(sh.m, sh.order[i])
 			sh.order = append(sh.order[:i], sh.order[i+1:]...)
 		default:
@@ -266,6 +298,9 @@ func (rn *Runner) forget(k shareKey, s *share) {
 	sh.mu.Lock()
 	if sh.m[k] == s {
 		sh.bytes -= s.size
+		if s.state {
+			sh.tally.States-- // claimed again by the case that resumes it
+		}
 		delete(sh.m, k)
 		for i, o := range sh.order {
 			if o == k {

@@ -24,6 +24,8 @@ type benchShare struct {
 	// varies with the order in which cases of one crash state finish.
 	RunsShared benchSpread `json:"runs_shared"`
 	RunsAlone  benchSpread `json:"runs_alone"`
+	// Per round, the crash states whose recovery the sharing campaign ran (sim.Tally.States).
+	States benchSpread `json:"crash_states"`
 	// Per round: cases decided per second of wall-clock time, and CPU seconds (chaoskit's, its
 	// helpers' and the commands').
 	CasesPerSecShared benchSpread `json:"cases_per_sec_shared"`
@@ -37,6 +39,7 @@ type benchShare struct {
 func measureShare(c *cli, name string, rounds int, camp func(noShare bool) *campaign.Campaign) (benchShare, error) {
 	m := benchShare{Name: name, Rounds: rounds}
 	var rate, cpu, runs [2][]float64 // by noShare
+	var states []float64
 	var ratios []float64
 	for round := range rounds {
 		var costs [2]cost
@@ -53,6 +56,8 @@ func measureShare(c *cli, name string, rounds int, camp func(noShare bool) *camp
 			j := 0
 			if noShare {
 				j = 1
+			} else {
+				states = append(states, float64(t.States))
 			}
 			m.Cases, costs[j] = t.Cases, k
 			runs[j] = append(runs[j], float64(t.Runs))
@@ -61,7 +66,7 @@ func measureShare(c *cli, name string, rounds int, camp func(noShare bool) *camp
 		}
 		ratios = append(ratios, float64(costs[1].cpu)/float64(max(costs[0].cpu, 1)))
 	}
-	m.RunsShared, m.RunsAlone = spread(runs[0]), spread(runs[1])
+	m.RunsShared, m.RunsAlone, m.States = spread(runs[0]), spread(runs[1]), spread(states)
 	m.CasesPerSecShared, m.CasesPerSecAlone = spread(rate[0]), spread(rate[1])
 	m.CPUShared, m.CPUAlone, m.CPURatio = spread(cpu[0]), spread(cpu[1]), spread(ratios)
 	fmt.Fprintf(c.stderr, "chaoskit: bench: %s with and without sharing done\n", name)
@@ -106,7 +111,7 @@ func shareDemo(c *cli, rounds, parallel int) (benchShare, error) {
 
 func (m benchShare) print(w io.Writer) {
 	fmt.Fprintf(w, "\n%s: %d cases (%d rounds, interleaved)\n", m.Name, m.Cases, m.Rounds)
-	fmt.Fprintf(w, "  runs of the target min/median/max: %s sharing recoveries, %s without\n", m.RunsShared.counts(), m.RunsAlone.counts())
+	fmt.Fprintf(w, "  runs of the target min/median/max: %s sharing recoveries (of %s crash states), %s without\n", m.RunsShared.counts(), m.States.counts(), m.RunsAlone.counts())
 	fmt.Fprintf(w, "  cases a second min/median/max: %s sharing, %s without\n", m.CasesPerSecShared, m.CasesPerSecAlone)
 	fmt.Fprintf(w, "  CPU seconds min/median/max:    %s sharing, %s without; without over sharing %s\n", m.CPUShared, m.CPUAlone, m.CPURatio)
 }

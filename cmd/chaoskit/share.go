@@ -12,10 +12,15 @@ func addShareFlag(fset *flag.FlagSet) *bool {
 	return fset.Bool("no-share", false, "run every case's recovery, even where another case's crash left the same disk, world and clock (the report is the same either way)")
 }
 
-// shareText says how many of a campaign's cases were decided from another case's recovery.
+// shareText says how many of a campaign's cases were decided from another case's recovery, and
+// from how many crash states.
 func shareText(t sim.Tally) string {
 	if t.Shared == 0 {
 		return "no case shared a recovery"
 	}
-	return fmt.Sprintf("%d decided from the recovery of another case with the same crash state; --no-share runs each", t.Shared)
+	states := fmt.Sprintf("%d distinct crash states", t.States)
+	if t.StatesAtMost {
+		states = fmt.Sprintf("at most %d distinct crash states", t.States)
+	}
+	return fmt.Sprintf("%d decided from the recovery of another case with the same crash state, %s; --no-share runs each", t.Shared, states)
 }
