@@ -11,8 +11,9 @@ import (
 )
 
 // A deploy's grace period is given where the next version is, in pytest's check() and
-// node:test's: it reaches chaoskit run as --grace, so the report records it (and every replay
-// command carries it), and a value that is no duration is refused naming the option.
+// node:test's: it reaches chaoskit run as --grace, so the report records it, and a value that
+// is no duration is refused naming the option and the value. (That a report's grace reaches
+// every replay command is cmd/chaoskit's to test: exec_test.go.)
 func TestRunnersPassTheGracePeriod(t *testing.T) {
 	py := pythonExe(t)
 	client, _ := filepath.Abs("python")
